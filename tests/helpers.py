@@ -1,0 +1,229 @@
+"""Shared test helpers: synthetic images, image planes made with Blender's own importer, and measurements
+of a vectorized mesh in image pixels."""
+
+import numpy as np
+
+
+# ---------------------------------------------------------------- synthetic alpha shapes (row 0 = bottom)
+
+def grid(h, w):
+    """Pixel-centre coordinates (x, y) of an h x w image."""
+    yy, xx = np.mgrid[0:h, 0:w] + 0.5
+    return xx, yy
+
+
+def legs(h=160, w=120, gap=2):
+    """Two legs `gap` px apart, joined by a hip at the top."""
+    a = np.zeros((h, w), np.float32)
+    mid = w // 2
+    a[10:120, mid - 30:mid - gap // 2] = 1
+    a[10:120, mid + gap - gap // 2:mid + 30] = 1
+    a[120:150, mid - 30:mid + 30] = 1
+    return a
+
+
+def ring(h=128, w=128, outer=50, inner=20):
+    xx, yy = grid(h, w)
+    r = np.hypot(xx - w / 2, yy - h / 2)
+    return ((r < outer) & (r > inner)).astype(np.float32)
+
+
+def islands(h=100, w=160):
+    xx, yy = grid(h, w)
+    a = np.zeros((h, w), np.float32)
+    for cx in (30, 80, 130):
+        a[np.hypot(xx - cx, yy - 50) < 18] = 1
+    return a
+
+
+def border_shape(h=80, w=100):
+    """A shape that touches all four image borders (a plus sign)."""
+    a = np.zeros((h, w), np.float32)
+    a[:, 40:60] = 1
+    a[30:50, :] = 1
+    return a
+
+
+def soft_disk(h=128, w=128, radius=40.0):
+    """An anti-aliased disk whose 0.5 alpha contour is the circle of `radius` around the centre."""
+    xx, yy = grid(h, w)
+    return np.clip(radius - np.hypot(xx - w / 2, yy - h / 2) + 0.5, 0, 1).astype(np.float32)
+
+
+def rgba(alpha, color=(0.9, 0.4, 0.1)):
+    """An RGBA image with a colour ramp (so pixel positions are visible in renders) and the given alpha."""
+    h, w = alpha.shape
+    xx, yy = grid(h, w)
+    out = np.empty((h, w, 4), np.float32)
+    out[..., 0] = color[0] * xx / w
+    out[..., 1] = color[1] + 0.5 * yy / h
+    out[..., 2] = color[2]
+    out[..., 3] = alpha
+    return out
+
+
+# ---------------------------------------------------------------- Blender side
+
+def save_png(path, pixels):
+    """Writes an RGBA float array (row 0 = bottom) as an 8-bit PNG through Blender."""
+    import bpy
+
+    h, w = pixels.shape[:2]
+    img = bpy.data.images.new("tmp_save", w, h, alpha=True)
+    img.pixels.foreach_set(np.ascontiguousarray(pixels, np.float32).ravel())
+    img.filepath_raw = str(path)
+    img.file_format = 'PNG'
+    img.save()
+    bpy.data.images.remove(img)
+    return path
+
+
+def image_plane(tmp_path, alpha, name="shape", align='-Y'):
+    """An image plane made by Blender's own Images as Planes from `alpha` (saved as PNG)."""
+    import bpy
+
+    path = save_png(tmp_path / f"{name}.png", rgba(alpha))
+    bpy.ops.image.import_as_mesh_planes(files=[{"name": path.name}], directory=str(tmp_path), align_axis=align)
+    return bpy.context.active_object
+
+
+def select_only(*objects):
+    import bpy
+
+    for ob in bpy.context.view_layer.objects:
+        ob.select_set(ob in objects)
+    bpy.context.view_layer.objects.active = objects[0]
+
+
+def mesh_arrays(ob):
+    """(local co (n, 3), triangles (m, 3), per-vertex uv (n, 2)) of a triangle mesh."""
+    me = ob.data
+    co = np.empty(len(me.vertices) * 3, np.float32)
+    me.vertices.foreach_get("co", co)
+    loops = np.empty(len(me.loops), np.int32)
+    me.loops.foreach_get("vertex_index", loops)
+    sizes = np.empty(len(me.polygons), np.int32)
+    me.polygons.foreach_get("loop_total", sizes)
+    assert (sizes == 3).all(), "every face is a triangle"
+    uv_loop = np.empty(len(me.loops) * 2, np.float32)
+    me.uv_layers.active.data.foreach_get("uv", uv_loop)
+    uv = np.zeros((len(me.vertices), 2))
+    uv[loops] = uv_loop.reshape(-1, 2)
+    return co.reshape(-1, 3).astype(np.float64), loops.reshape(-1, 3), uv
+
+
+def mesh_in_pixels(ob, shape):
+    """Vertices in image pixels (from UVs) and triangles counter-clockwise in image space."""
+    _co, tris, uv = mesh_arrays(ob)
+    h, w = shape
+    pts = uv * [w, h]
+    return pts, oriented(pts, tris)
+
+
+def oriented(pts, tris):
+    area = signed_areas(pts, tris)
+    return np.where((area < 0)[:, None], tris[:, ::-1], tris)
+
+
+def signed_areas(pts, tris):
+    a, b, c = pts[tris[:, 0]], pts[tris[:, 1]], pts[tris[:, 2]]
+    return 0.5 * ((b[:, 0] - a[:, 0]) * (c[:, 1] - a[:, 1]) - (b[:, 1] - a[:, 1]) * (c[:, 0] - a[:, 0]))
+
+
+def covered_pixels(pts, tris, shape, eps=1e-9):
+    """Boolean (h, w): pixel centres inside (or on the edge of) some triangle."""
+    h, w = shape
+    out = np.zeros(shape, bool)
+    for t in tris:
+        p = pts[t]
+        x0, y0 = np.floor(p.min(axis=0) - 0.5).astype(int)
+        x1, y1 = np.ceil(p.max(axis=0) - 0.5).astype(int)
+        x0, y0, x1, y1 = max(x0, 0), max(y0, 0), min(x1, w - 1), min(y1, h - 1)
+        if x1 < x0 or y1 < y0:
+            continue
+        yy, xx = np.mgrid[y0:y1 + 1, x0:x1 + 1] + 0.5
+        inside = np.ones(xx.shape, bool)
+        for i in range(3):
+            a, b = p[i], p[(i + 1) % 3]
+            cross = (b[0] - a[0]) * (yy - a[1]) - (b[1] - a[1]) * (xx - a[0])
+            inside &= cross >= -eps * np.hypot(*(b - a))
+        out[y0:y1 + 1, x0:x1 + 1] |= inside
+    return out
+
+
+def boundary_edges(tris):
+    """Edges used by exactly one triangle, oriented as in that triangle."""
+    e = np.concatenate([tris[:, [0, 1]], tris[:, [1, 2]], tris[:, [2, 0]]])
+    key = np.sort(e, axis=1)
+    _, idx, counts = np.unique(key, axis=0, return_index=True, return_counts=True)
+    return e[idx[counts == 1]]
+
+
+def boundary_loops(tris):
+    """Number of closed boundary loops (outer outlines plus holes)."""
+    return _pieces(boundary_edges(tris), tris.max() + 1)
+
+
+def _pieces(edges, n):
+    """Number of connected pieces among the vertices that `edges` use."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    graph = coo_matrix((np.ones(len(edges)), (edges[:, 0], edges[:, 1])), shape=(n, n))
+    labels = connected_components(graph, directed=False)[1]
+    return len(np.unique(labels[np.unique(edges)]))
+
+
+def components(tris):
+    """Number of edge-connected pieces of a triangle mesh."""
+    return _pieces(np.concatenate([tris[:, [0, 1]], tris[:, [1, 2]]]), tris.max() + 1)
+
+
+def min_angles(pts, tris):
+    a, b, c = pts[tris[:, 0]], pts[tris[:, 1]], pts[tris[:, 2]]
+    out = []
+    for p, q, r in ((a, b, c), (b, c, a), (c, a, b)):
+        u, v = q - p, r - p
+        cos = (u * v).sum(1) / (np.hypot(*u.T) * np.hypot(*v.T))
+        out.append(np.degrees(np.arccos(np.clip(cos, -1, 1))))
+    return np.min(out, axis=0)
+
+
+# ---------------------------------------------------------------- rendering
+
+def front_camera_scene(size=128, ortho_scale=1.2):
+    """Workbench, flat texture colours, transparent film, an orthographic camera looking along +Y."""
+    import bpy
+
+    sc = bpy.context.scene
+    cam = bpy.data.objects.new("camera", bpy.data.cameras.new("camera"))
+    sc.collection.objects.link(cam)
+    sc.camera = cam
+    cam.data.type = 'ORTHO'
+    cam.data.ortho_scale = ortho_scale
+    cam.location = (0, -5, 0)
+    cam.rotation_euler = (np.pi / 2, 0, 0)
+    sc.render.engine = 'BLENDER_WORKBENCH'
+    sc.display.shading.light = 'FLAT'
+    sc.display.shading.color_type = 'TEXTURE'
+    sc.render.resolution_x = sc.render.resolution_y = size
+    sc.render.film_transparent = True
+    sc.view_settings.view_transform = 'Standard'
+    sc.render.image_settings.file_format = 'PNG'
+    sc.render.image_settings.color_mode = 'RGBA'
+    return sc
+
+
+def render(path):
+    """Renders the scene to `path` and returns the RGBA pixels (h, w, 4)."""
+    import bpy
+
+    sc = bpy.context.scene
+    sc.render.filepath = str(path)
+    bpy.ops.render.render(write_still=True)
+    img = bpy.data.images.load(str(path))
+    w, h = img.size
+    px = np.empty(w * h * 4, np.float32)
+    img.pixels.foreach_get(px)
+    bpy.data.images.remove(img)
+    return px.reshape(h, w, 4)

@@ -1,0 +1,1 @@
+"""The only modules that move data between Blender and numpy, in bulk."""

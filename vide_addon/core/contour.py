@@ -1,0 +1,174 @@
+"""Marching squares on an alpha image: closed rings that follow the alpha threshold with sub-pixel accuracy.
+
+Coordinates are image pixels with y up: pixel (row i, column j) has its centre at (j + 0.5, i + 0.5) and
+the image covers [0, W] x [0, H]. Every ring keeps the inside of the shape on its left, so outer outlines
+run counter-clockwise (positive area) and holes clockwise (negative area). The image is treated as if
+surrounded by transparent pixels, so a shape touching the border is closed along the border itself.
+"""
+
+import numpy as np
+
+# Corners of a cell in counter-clockwise order (bottom-left, bottom-right, top-right, top-left) as
+# (row, column) offsets; cell edge i runs from corner i to corner i + 1.
+_CORNERS = np.array([(0, 0), (0, 1), (1, 1), (1, 0)])
+# Each cell edge as a grid edge: (row offset, column offset, 0 for horizontal or 1 for vertical).
+_EDGES = np.array([(0, 0, 0), (0, 1, 1), (1, 0, 0), (0, 0, 1)])
+# Keeps crossing points off the pixel centres, so two rings never share a point.
+_T_CLAMP = 0.01
+
+
+def _segment_table():
+    """SEG[case, connected, slot] = (start edge, end edge), -1 when unused.
+
+    A crossing is a start where the corner before it (counter-clockwise) is inside. In the two saddle
+    cases `connected` says whether the cell centre is inside, which decides how the crossings pair up.
+    """
+    table = -np.ones((16, 2, 2, 2), np.int8)
+    for case in range(16):
+        inside = [(case >> i) & 1 for i in range(4)]
+        starts = [i for i in range(4) if inside[i] and not inside[(i + 1) % 4]]
+        for connected in (0, 1):
+            for slot, s in enumerate(starts):
+                if len(starts) == 1:
+                    e = next(i for i in range(4) if not inside[i] and inside[(i + 1) % 4])
+                else:
+                    e = (s + 1) % 4 if connected else (s - 1) % 4
+                table[case, connected, slot] = (s, e)
+    return table
+
+
+_SEG = _segment_table()
+
+
+def marching_squares(field, level):
+    """Rings where `field` crosses `level`; `field` is (H, W), pixels at or above `level` are inside.
+
+    Only the cells on the boundary are visited with float values, so a large image costs one pass of
+    boolean work plus work proportional to the outline's length.
+    """
+    h, w = field.shape
+    rows, cols = _boundary_cells(field, level)
+    if rows.size == 0:
+        return []
+
+    def value(r, c):
+        # Padded grid values; outside the image a value that puts the crossing on the image border.
+        rr, cc = np.clip(r - 1, 0, h - 1), np.clip(c - 1, 0, w - 1)
+        v = field[rr, cc].astype(np.float64)
+        outside = (r < 1) | (r > h) | (c < 1) | (c > w)
+        v[outside] = np.minimum(2.0 * level - v[outside], np.minimum(v[outside], level) - 1e-6)
+        return v
+
+    corner_vals = np.stack([value(rows + dr, cols + dc) for dr, dc in _CORNERS], axis=1)
+    corner_in = corner_vals >= level
+    case = (corner_in * (1 << np.arange(4))).sum(axis=1)
+    connected = (corner_vals.mean(axis=1) >= level).astype(np.int64)
+
+    width = w + 2
+    starts, ends, points = [], [], []
+    for slot in (0, 1):
+        seg = _SEG[case, connected, slot]
+        ok = seg[:, 0] >= 0
+        r, c, s, e = rows[ok], cols[ok], seg[ok, 0].astype(np.int64), seg[ok, 1].astype(np.int64)
+        starts.append(_edge_id(r, c, s, width))
+        ends.append(_edge_id(r, c, e, width))
+        # The crossing on the start edge, interpolated between its two corners.
+        v0 = corner_vals[ok, s]
+        v1 = corner_vals[ok, (s + 1) % 4]
+        t = np.clip((level - v0) / (v1 - v0), _T_CLAMP, 1.0 - _T_CLAMP)
+        p0 = _CORNERS[s][:, ::-1] + np.stack([c, r], axis=1)
+        p1 = _CORNERS[(s + 1) % 4][:, ::-1] + np.stack([c, r], axis=1)
+        points.append(p0 + t[:, None] * (p1 - p0) - 0.5)
+    starts, ends, points = np.concatenate(starts), np.concatenate(ends), np.concatenate(points)
+
+    order = np.argsort(starts)
+    starts, ends, points = starts[order], ends[order], points[order]
+    nxt = np.searchsorted(starts, ends)
+    return [points[idx] for idx in _cycles(nxt)]
+
+
+def _boundary_cells(field, level, band=128):
+    """(row, column) of the padded-grid cells whose four corners are not all on one side of `level`.
+
+    Works in bands of rows so that the temporary arrays stay small: on a 4096² image one full-size
+    temporary costs more in fresh memory pages than the whole band loop.
+    """
+    h, w = field.shape
+    rows, cols = [], []
+    for top in range(0, h + 1, band):
+        # Local row k is padded row top + k, i.e. image row top + k - 1 (zero outside the image).
+        n = min(band, h + 1 - top)
+        inside = np.zeros((n + 1, w + 2), np.uint8)
+        k_lo, k_hi = max(0, 1 - top), min(n + 1, h + 1 - top)
+        inside[k_lo:k_hi, 1:-1] = field[top + k_lo - 1:top + k_hi - 1] >= level
+        total = inside[:-1, :-1] + inside[:-1, 1:] + inside[1:, 1:] + inside[1:, :-1]
+        r, c = np.nonzero((total > 0) & (total < 4))
+        rows.append(r + top)
+        cols.append(c)
+    return np.concatenate(rows), np.concatenate(cols)
+
+
+def _edge_id(r, c, local_edge, width):
+    """A unique id for the grid edge behind cell edge `local_edge` of cell (r, c)."""
+    dr, dc, vertical = _EDGES[local_edge].T
+    return 2 * ((r + dr) * width + c + dc) + vertical
+
+
+def _cycles(nxt):
+    """Index arrays of the cycles of the permutation `nxt`, each in walking order."""
+    nxt = nxt.tolist()
+    seen = bytearray(len(nxt))
+    cycles = []
+    for start in range(len(nxt)):
+        if seen[start]:
+            continue
+        cycle = []
+        i = start
+        while not seen[i]:
+            seen[i] = 1
+            cycle.append(i)
+            i = nxt[i]
+        cycles.append(np.array(cycle))
+    return cycles
+
+
+def signed_area(ring):
+    """Shoelace area: positive for counter-clockwise rings."""
+    x, y = ring[:, 0], ring[:, 1]
+    return 0.5 * float(np.dot(x, np.roll(y, -1)) - np.dot(np.roll(x, -1), y))
+
+
+def points_in_rings(points, rings):
+    """Even-odd inside test of many points against a set of rings."""
+    return points_in_edges(points, np.vstack(rings), np.vstack([np.roll(r, -1, axis=0) for r in rings]))
+
+
+def points_in_edges(points, a, b, block=2048):
+    """Even-odd inside test against the closed edge set a[i]-b[i] (crossing number, in blocks of edges)."""
+    inside = np.zeros(len(points), bool)
+    px, py = points[:, 0], points[:, 1]
+    for i in range(0, len(a), block):
+        ax, ay = a[i:i + block, 0, None], a[i:i + block, 1, None]
+        bx, by = b[i:i + block, 0, None], b[i:i + block, 1, None]
+        straddle = (ay > py) != (by > py)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            x_cross = ax + (py - ay) * (bx - ax) / (by - ay)
+        inside ^= (np.count_nonzero(straddle & (px < x_cross), axis=0) % 2).astype(bool)
+    return inside
+
+
+def select_rings(rings, min_area, keep_holes):
+    """Drops specks smaller than `min_area` (pixels²) and, without `keep_holes`, every hole.
+
+    Once a hole is filled, an island inside it would be covered twice, so it goes with the hole.
+    (Islands inside a speck hole are smaller than the hole and go by area already.)
+    """
+    areas = np.array([signed_area(r) for r in rings])
+    keep = np.abs(areas) >= min_area
+    if not keep_holes:
+        holes = areas < 0
+        firsts = np.array([r[0] for r in rings])
+        for i in np.flatnonzero(holes & keep):
+            keep &= ~points_in_rings(firsts, [rings[i]])
+        keep &= ~holes
+    return [r for r, k in zip(rings, keep) if k]

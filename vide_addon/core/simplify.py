@@ -1,0 +1,128 @@
+"""Outline simplification that never cuts the art.
+
+A Douglas-Peucker variant: a chord may replace a run of contour points only if every point of the run
+lies on its inside (left) side and within `tolerance` of it. The simplified ring then encloses the
+marching-squares ring, which encloses every pixel centre at or above the threshold. Chords of different
+rings (or far-apart parts of one ring) could still cross where the shape has narrow gaps, so crossings
+are found and the offending chords are split until none is left.
+"""
+
+import numpy as np
+from scipy.spatial import cKDTree
+
+_CUT_EPS = 1e-9
+
+
+def simplify_rings(rings, tolerance):
+    """Simplified copies of `rings` (each an (n, 2) array, inside on the left); no two chords cross."""
+    keeps = [_simplify_ring(r, tolerance) for r in rings]
+    closed = [np.vstack([r, r[:1]]) for r in rings]
+    for _ in range(64):
+        crossing = _crossing_chords(closed, keeps)
+        if not crossing:
+            break
+        for ring_index, a, b in crossing:
+            _split(closed[ring_index], keeps[ring_index], a, b)
+    return [c[k][:-1] for c, k in zip(closed, keeps)]
+
+
+def _simplify_ring(ring, tolerance):
+    """Mask of kept points on the closed chain ring + ring[0] (first and last are the same point)."""
+    n = len(ring)
+    chain = np.vstack([ring, ring[:1]])
+    keep = np.zeros(n + 1, bool)
+    keep[0] = keep[n] = True
+    far = int(np.argmax(np.hypot(*(ring - ring[0]).T)))
+    keep[far] = True
+    stack = [(0, far), (far, n)]
+    while stack:
+        a, b = stack.pop()
+        k = _worst(chain, a, b, tolerance)
+        if k is not None:
+            keep[k] = True
+            stack += [(a, k), (k, b)]
+    return keep
+
+
+def _worst(chain, a, b, tolerance):
+    """The point that must be kept between a and b, or None if the chord a-b may replace them."""
+    if b - a < 2:
+        return None
+    start, run = chain[a], chain[a + 1:b]
+    d = chain[b] - start
+    length = np.hypot(*d)
+    rel = run - start
+    if length < 1e-12:
+        return a + 1 + int(np.argmax(np.hypot(*rel.T)))
+    side = (d[0] * rel[:, 1] - d[1] * rel[:, 0]) / length  # > 0: inside (left of the chord)
+    if side.min() < -_CUT_EPS:
+        return a + 1 + int(np.argmin(side))
+    t = np.clip(rel @ d / length**2, 0.0, 1.0)
+    dist = np.hypot(*(rel - t[:, None] * d).T)
+    if dist.max() <= tolerance:
+        return None
+    return a + 1 + int(np.argmax(dist))
+
+
+def _split(chain, keep, a, b):
+    """Keeps the point of the run a..b farthest from its chord (any point, if the chord is degenerate)."""
+    if b - a < 2:
+        return
+    start, d = chain[a], chain[b] - chain[a]
+    rel = chain[a + 1:b] - start
+    dist = np.abs(d[0] * rel[:, 1] - d[1] * rel[:, 0]) + 1e-12 * np.hypot(*rel.T)
+    keep[a + 1 + int(np.argmax(dist))] = True
+
+
+def _crossing_chords(closed, keeps):
+    """(ring, a, b) of every chord that crosses or touches a chord it does not share an end with."""
+    starts, ends, owner = [], [], []
+    for i, (chain, keep) in enumerate(zip(closed, keeps)):
+        idx = np.flatnonzero(keep)
+        starts.append(chain[idx[:-1]])
+        ends.append(chain[idx[1:]])
+        owner.append(np.stack([np.full(len(idx) - 1, i), idx[:-1], idx[1:], np.arange(len(idx) - 1),
+                               np.full(len(idx) - 1, len(idx) - 1)], axis=1))
+    p, q, owner = np.concatenate(starts), np.concatenate(ends), np.concatenate(owner)
+
+    pairs = _near_pairs(p, q)
+    if len(pairs) == 0:
+        return []
+    i, j = pairs.T
+    same_ring = owner[i, 0] == owner[j, 0]
+    gap = np.abs(owner[i, 3] - owner[j, 3])
+    adjacent = same_ring & ((gap == 1) | (gap == owner[i, 4] - 1))
+    i, j = i[~adjacent], j[~adjacent]
+    hit = _segments_meet(p[i], q[i], p[j], q[j])
+    bad = np.unique(np.concatenate([i[hit], j[hit]]))
+    return [tuple(owner[k, :3]) for k in bad]
+
+
+def _near_pairs(p, q, step=0.5):
+    """Pairs of chords that come within `step` of each other (a superset of the crossing pairs)."""
+    lengths = np.hypot(*(q - p).T)
+    counts = np.maximum(np.ceil(lengths / step).astype(np.int64), 1) + 1
+    seg = np.repeat(np.arange(len(p)), counts)
+    first = np.cumsum(counts) - counts
+    t = (np.arange(counts.sum()) - first[seg]) / (counts[seg] - 1)
+    samples = p[seg] + t[:, None] * (q - p)[seg]
+    pairs = cKDTree(samples).query_pairs(step * 1.01, output_type="ndarray")
+    pairs = seg[pairs]
+    pairs = pairs[pairs[:, 0] != pairs[:, 1]]
+    return np.unique(np.sort(pairs, axis=1), axis=0)
+
+
+def _segments_meet(a, b, c, d):
+    """Whether segments a-b and c-d share a point (crossing, touching or overlapping)."""
+    def orient(p, q, r):
+        return np.sign((q[:, 0] - p[:, 0]) * (r[:, 1] - p[:, 1]) - (q[:, 1] - p[:, 1]) * (r[:, 0] - p[:, 0]))
+
+    o1, o2, o3, o4 = orient(a, b, c), orient(a, b, d), orient(c, d, a), orient(c, d, b)
+    return (o1 * o2 <= 0) & (o3 * o4 <= 0) & ~((o1 == 0) & (o2 == 0) & ~_boxes_overlap(a, b, c, d))
+
+
+def _boxes_overlap(a, b, c, d):
+    """Bounding boxes of a-b and c-d overlap (settles the collinear case)."""
+    lo1, hi1 = np.minimum(a, b), np.maximum(a, b)
+    lo2, hi2 = np.minimum(c, d), np.maximum(c, d)
+    return np.all((lo1 <= hi2) & (lo2 <= hi1), axis=1)

@@ -1,0 +1,70 @@
+"""Add Image: import image files as planes (Blender's own Images as Planes) and vectorize them at once."""
+
+import os
+
+import bpy
+from bpy.props import CollectionProperty, EnumProperty, StringProperty
+from bpy_extras.io_utils import ImportHelper
+
+
+class VIDE_OT_add_image(bpy.types.Operator, ImportHelper):
+    """Import images as planes and vectorize them in one step"""
+
+    bl_idname = "vide.add_image"
+    bl_label = "Add Image"
+    bl_options = {'REGISTER', 'UNDO'}
+
+    filter_glob: StringProperty(default="*.png;*.tga;*.tif;*.tiff;*.webp;*.exr;*.psd;*.jpg;*.jpeg;*.bmp",
+                                options={'HIDDEN'})
+    files: CollectionProperty(type=bpy.types.OperatorFileListElement, options={'HIDDEN', 'SKIP_SAVE'})
+    directory: StringProperty(subtype='DIR_PATH', options={'HIDDEN', 'SKIP_SAVE'})
+    align_axis: EnumProperty(
+        name="Align", default='-Y',
+        items=[('-Y', "Front", "Face the front view (-Y), as a cutout character usually does"),
+               ('+Z', "Top (+Z)", "Lie flat, facing up"),
+               ('CAM', "Camera", "Face the active camera")],
+        description="Which way the new planes face")
+
+    @classmethod
+    def poll(cls, context):
+        if context.mode != 'OBJECT':
+            cls.poll_message_set("Switch to Object Mode to add images")
+            return False
+        return True
+
+    def execute(self, context):
+        names = [f.name for f in self.files if f.name] or [os.path.basename(self.filepath)]
+        directory = self.directory or os.path.dirname(self.filepath)
+        if not any(names):
+            self.report({'ERROR'}, "No image file chosen")
+            return {'CANCELLED'}
+        before = _datablocks()
+        try:
+            bpy.ops.image.import_as_mesh_planes(files=[{"name": n} for n in names], directory=directory,
+                                                align_axis=self.align_axis)
+            planes = [ob for ob in bpy.data.objects if ob not in before]
+            if not planes:
+                raise RuntimeError(f"no image could be read from {', '.join(names)}")
+            settings = context.scene.vide_vectorize
+            with context.temp_override(selected_objects=planes, active_object=planes[0]):
+                bpy.ops.vide.vectorize_image(**{k: getattr(settings, k) for k in settings.to_core().__dict__})
+        except RuntimeError as err:
+            _remove_new(before)
+            self.report({'ERROR'}, str(err).removeprefix("Error: ").strip())
+            return {'CANCELLED'}
+        return {'FINISHED'}
+
+
+def _datablocks():
+    """Every object, mesh, material and image, to tell afterwards what an import added."""
+    return {*bpy.data.objects, *bpy.data.meshes, *bpy.data.materials, *bpy.data.images}
+
+
+def _remove_new(before):
+    """Removes what an import added since `before`, so that a failed Add Image leaves nothing behind."""
+    for collection in (bpy.data.objects, bpy.data.meshes, bpy.data.materials, bpy.data.images):
+        for block in [b for b in collection if b not in before]:
+            collection.remove(block)
+
+
+classes = (VIDE_OT_add_image,)

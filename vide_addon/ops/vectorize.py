@@ -1,0 +1,123 @@
+"""Vectorize Image: selected image planes become triangle meshes that follow the image's alpha contour."""
+
+import time
+
+import bpy
+import numpy as np
+
+from ..bridge import cdt
+from ..bridge.image_plane import find_image, read_alpha, read_placement, replace_mesh
+from ..core.errors import VideError
+from ..core.placement import uv_to_local
+from ..core.vectorize import vectorize
+from ..props import VectorizeSettings
+
+
+def image_plane_problem(ob):
+    """Why `ob` cannot be vectorized, or None."""
+    if ob.type != 'MESH':
+        return f"'{ob.name}' is not a mesh"
+    if ob.library or ob.data.library or ob.override_library:
+        return f"'{ob.name}' is linked from a library: make it local first (Object > Relations > Make Local)"
+    if ob.mode != 'OBJECT':
+        return f"'{ob.name}' is in {ob.mode.title().replace('_', ' ')} Mode: switch to Object Mode"
+    if ob.vide.image is None and find_image(ob) is None:
+        return (f"'{ob.name}' shows no image: give it a material with an Image Texture "
+                "(File > Import > Images as Planes makes one)")
+    return None
+
+
+def vectorize_object(ob, settings, progress=None):
+    """Replaces the mesh of `ob` by the vectorized image; returns (mesh, core result). All or nothing."""
+    image = find_image(ob) or ob.vide.image
+    if ob.vide.image is not None:  # vectorized before: the placement it had then, not a fit to this mesh
+        m, flip = np.array(ob.vide.uv_to_local, np.float64).reshape(3, 3), ob.vide.flip
+    else:
+        m, flip = read_placement(ob.data)
+    alpha = read_alpha(image)
+    h, w = alpha.shape
+    result = vectorize(alpha, settings.to_core(), cdt.triangulate, progress)
+    uv = result.points / np.array([w, h], np.float64)
+    tris = result.triangles[:, ::-1] if flip else result.triangles
+    me = replace_mesh(ob, uv_to_local(m, uv), tris, uv)
+    ob.vide.image = image
+    ob.vide.uv_to_local = m.ravel().tolist()
+    ob.vide.flip = flip
+    ob.vide.settings.copy_from(settings)
+    return me, result
+
+
+class VIDE_OT_vectorize_image(VectorizeSettings, bpy.types.Operator):
+    """Turn the selected image planes into triangle meshes that follow the image's alpha contour"""
+
+    bl_idname = "vide.vectorize_image"
+    bl_label = "Vectorize Image"
+    bl_options = {'REGISTER', 'UNDO'}
+
+    @classmethod
+    def poll(cls, context):
+        if context.mode != 'OBJECT':
+            cls.poll_message_set("Switch to Object Mode to vectorize")
+            return False
+        if not any(ob.type == 'MESH' for ob in context.selected_objects):
+            cls.poll_message_set("Select an image plane (File > Import > Images as Planes, or VIDE > Add Image)")
+            return False
+        return True
+
+    def invoke(self, context, event):
+        self.copy_from(context.scene.vide_vectorize)
+        return self.execute(context)
+
+    def execute(self, context):
+        targets = [ob for ob in context.selected_objects if ob.type == 'MESH']
+        wm = context.window_manager
+        wm.progress_begin(0, len(targets))
+        done, problems, notes = [], [], []
+        start = time.perf_counter()
+        try:
+            for i, ob in enumerate(targets):
+                problem = image_plane_problem(ob)
+                if problem:
+                    problems.append(problem)
+                    continue
+                try:
+                    me, result = vectorize_object(ob, self, lambda f, i=i: wm.progress_update(i + f))
+                except VideError as err:
+                    problems.append(f"'{ob.name}': {err}")
+                    continue
+                done.append((len(me.vertices), len(me.polygons)))
+                notes += [f"'{ob.name}': {w}" for w in result.warnings]
+                wm.progress_update(i + 1)
+        finally:
+            wm.progress_end()
+        for note in notes:
+            self.report({'WARNING'}, note)
+        if not done:
+            self.report({'ERROR'}, "; ".join(problems) or "Nothing to vectorize")
+            return {'CANCELLED'}
+        for problem in problems:
+            self.report({'WARNING'}, f"Skipped {problem}")
+        context.scene.vide_vectorize.copy_from(self)
+        verts, tris = (sum(x) for x in zip(*done))
+        self.report({'INFO'}, f"Vectorized {len(done)} image plane{'s' * (len(done) > 1)}: {verts:,} vertices, "
+                              f"{tris:,} triangles in {time.perf_counter() - start:.2f} s")
+        return {'FINISHED'}
+
+    def draw(self, context):
+        layout = self.layout
+        layout.use_property_split = True
+        layout.use_property_decorate = False
+        draw_settings(layout, self)
+
+
+def draw_settings(layout, settings):
+    """The settings as they appear in the redo panel and the sidebar."""
+    layout.prop(settings, "alpha_threshold")
+    layout.prop(settings, "contour_tolerance")
+    layout.prop(settings, "margin")
+    layout.prop(settings, "min_island_area", text="Min Island Area (px²)")
+    layout.prop(settings, "keep_holes")
+    layout.prop(settings, "vertex_spacing", text="Vertex Spacing (0 = Auto)")
+
+
+classes = (VIDE_OT_vectorize_image,)

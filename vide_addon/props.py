@@ -1,0 +1,73 @@
+"""VIDE's settings on Blender data: vectorize settings (scene defaults and per object) and what an object
+remembers about its source image."""
+
+import bpy
+from bpy.props import BoolProperty, FloatProperty, FloatVectorProperty, PointerProperty
+
+from .core.vectorize import Settings
+
+
+class VectorizeSettings:
+    """The Vectorize Image parameters, shared by the operator (redo panel) and the property groups."""
+
+    alpha_threshold: FloatProperty(
+        name="Alpha Threshold", default=0.5, min=0.001, max=1.0, subtype='FACTOR', options={'SKIP_SAVE'},
+        description="Pixels with at least this alpha are part of the shape")
+    contour_tolerance: FloatProperty(
+        name="Contour Tolerance", default=1.0, min=0.0, soft_max=10.0, subtype='PIXEL', options={'SKIP_SAVE'},
+        description="How far the simplified outline may stray outwards from the true contour. "
+                    "It never cuts inwards into the art")
+    margin: FloatProperty(
+        name="Margin", default=0.0, min=0.0, soft_max=16.0, subtype='PIXEL', options={'SKIP_SAVE'},
+        description="Grows the outline outwards, to keep soft anti-aliased edges inside the mesh")
+    min_island_area: FloatProperty(
+        name="Min Island Area", default=8.0, min=0.0, soft_max=1000.0, options={'SKIP_SAVE'},
+        description="Separate pieces and holes smaller than this many square pixels are dropped")
+    keep_holes: BoolProperty(
+        name="Keep Holes", default=True, options={'SKIP_SAVE'},
+        description="Cut holes where the image is transparent inside the shape")
+    vertex_spacing: FloatProperty(
+        name="Vertex Spacing", default=0.0, min=0.0, soft_max=200.0, subtype='PIXEL', options={'SKIP_SAVE'},
+        description="Distance between interior vertices. 0 picks it from the image size "
+                    "(about 80 vertices across the longest side)")
+
+    def to_core(self):
+        return Settings(**{name: getattr(self, name) for name in Settings.__dataclass_fields__})
+
+    def copy_from(self, other):
+        for name in Settings.__dataclass_fields__:
+            setattr(self, name, getattr(other, name))
+
+
+class VIDE_PG_vectorize_settings(VectorizeSettings, bpy.types.PropertyGroup):
+    pass
+
+
+class VIDE_PG_object(bpy.types.PropertyGroup):
+    """What a vectorized object remembers, so that vectorizing again starts from the image."""
+
+    image: PointerProperty(
+        name="Source Image", type=bpy.types.Image,
+        description="The image this mesh was vectorized from")
+    uv_to_local: FloatVectorProperty(
+        name="Image Placement", size=9, options={'HIDDEN'},
+        description="Affine map from image UV to the object's local space (row-major 3x3)")
+    flip: BoolProperty(name="Flip Faces", options={'HIDDEN'})
+    settings: PointerProperty(type=VIDE_PG_vectorize_settings)
+
+
+classes = (VIDE_PG_vectorize_settings, VIDE_PG_object)
+
+
+def register():
+    for cls in classes:
+        bpy.utils.register_class(cls)
+    bpy.types.Scene.vide_vectorize = PointerProperty(type=VIDE_PG_vectorize_settings)
+    bpy.types.Object.vide = PointerProperty(type=VIDE_PG_object)
+
+
+def unregister():
+    del bpy.types.Object.vide
+    del bpy.types.Scene.vide_vectorize
+    for cls in reversed(classes):
+        bpy.utils.unregister_class(cls)
