@@ -2,6 +2,7 @@
 of a vectorized mesh in image pixels."""
 
 import numpy as np
+from stage import import_plane, save_png
 
 
 # ---------------------------------------------------------------- synthetic alpha shapes (row 0 = bottom)
@@ -64,27 +65,9 @@ def rgba(alpha, color=(0.9, 0.4, 0.1)):
 
 # ---------------------------------------------------------------- Blender side
 
-def save_png(path, pixels):
-    """Writes an RGBA float array (row 0 = bottom) as an 8-bit PNG through Blender."""
-    import bpy
-
-    h, w = pixels.shape[:2]
-    img = bpy.data.images.new("tmp_save", w, h, alpha=True)
-    img.pixels.foreach_set(np.ascontiguousarray(pixels, np.float32).ravel())
-    img.filepath_raw = str(path)
-    img.file_format = 'PNG'
-    img.save()
-    bpy.data.images.remove(img)
-    return path
-
-
 def image_plane(tmp_path, alpha, name="shape", align='-Y'):
     """An image plane made by Blender's own Images as Planes from `alpha` (saved as PNG)."""
-    import bpy
-
-    path = save_png(tmp_path / f"{name}.png", rgba(alpha))
-    bpy.ops.image.import_as_mesh_planes(files=[{"name": path.name}], directory=str(tmp_path), align_axis=align)
-    return bpy.context.active_object
+    return import_plane(save_png(tmp_path / f"{name}.png", rgba(alpha)), align)
 
 
 def select_only(*objects):
@@ -187,43 +170,3 @@ def min_angles(pts, tris):
         cos = (u * v).sum(1) / (np.hypot(*u.T) * np.hypot(*v.T))
         out.append(np.degrees(np.arccos(np.clip(cos, -1, 1))))
     return np.min(out, axis=0)
-
-
-# ---------------------------------------------------------------- rendering
-
-def front_camera_scene(size=128, ortho_scale=1.2):
-    """Workbench, flat texture colours, transparent film, an orthographic camera looking along +Y."""
-    import bpy
-
-    sc = bpy.context.scene
-    cam = bpy.data.objects.new("camera", bpy.data.cameras.new("camera"))
-    sc.collection.objects.link(cam)
-    sc.camera = cam
-    cam.data.type = 'ORTHO'
-    cam.data.ortho_scale = ortho_scale
-    cam.location = (0, -5, 0)
-    cam.rotation_euler = (np.pi / 2, 0, 0)
-    sc.render.engine = 'BLENDER_WORKBENCH'
-    sc.display.shading.light = 'FLAT'
-    sc.display.shading.color_type = 'TEXTURE'
-    sc.render.resolution_x = sc.render.resolution_y = size
-    sc.render.film_transparent = True
-    sc.view_settings.view_transform = 'Standard'
-    sc.render.image_settings.file_format = 'PNG'
-    sc.render.image_settings.color_mode = 'RGBA'
-    return sc
-
-
-def render(path):
-    """Renders the scene to `path` and returns the RGBA pixels (h, w, 4)."""
-    import bpy
-
-    sc = bpy.context.scene
-    sc.render.filepath = str(path)
-    bpy.ops.render.render(write_still=True)
-    img = bpy.data.images.load(str(path))
-    w, h = img.size
-    px = np.empty(w * h * 4, np.float32)
-    img.pixels.foreach_get(px)
-    bpy.data.images.remove(img)
-    return px.reshape(h, w, 4)

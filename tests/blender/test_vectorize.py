@@ -3,10 +3,11 @@
 import bpy
 import numpy as np
 import pytest
-from helpers import (border_shape, boundary_edges, boundary_loops, components, covered_pixels, front_camera_scene,
-                     image_plane, islands, legs, mesh_arrays, mesh_in_pixels, min_angles, render, ring,
-                     select_only, signed_areas, soft_disk)
+from helpers import (border_shape, boundary_edges, boundary_loops, components, covered_pixels,
+                     image_plane, islands, legs, mesh_arrays, mesh_in_pixels, min_angles, rgba, ring,
+                     save_png, select_only, signed_areas, soft_disk)
 from scipy import ndimage
+from stage import front_camera, render
 
 SHAPES = {"legs": legs, "ring": ring, "islands": islands, "border": border_shape}
 
@@ -151,7 +152,7 @@ def test_uv_maps_every_vertex_to_its_own_image_pixel(scene, tmp_path):
 
 @pytest.mark.parametrize("transform", ["plain", "rotated_scaled", "negative_scale"])
 def test_render_before_and_after_shows_the_same_picture(scene, tmp_path, transform):
-    front_camera_scene()
+    front_camera()
     ob = image_plane(tmp_path, ring())
     if transform == "rotated_scaled":
         ob.rotation_euler.y = 0.6
@@ -247,8 +248,6 @@ def test_margin_grows_the_outline(scene, tmp_path):
 
 
 def test_add_image_imports_and_vectorizes_in_one_step(scene, tmp_path):
-    from helpers import rgba, save_png
-
     path = save_png(tmp_path / "sprite.png", rgba(ring()))
     assert bpy.ops.vide.add_image(filepath=str(path)) == {'FINISHED'}
     ob = bpy.context.active_object

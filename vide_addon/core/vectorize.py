@@ -95,18 +95,21 @@ def vectorize(alpha, settings, cdt, progress=None):
                   outline_count=sum(a > 0 for a in areas), hole_count=sum(a < 0 for a in areas))
 
 
-def block_max(alpha, factor, band=256):
-    """Alpha reduced by `factor` in each direction, each new pixel the maximum of its block."""
+def block_max(alpha, factor, band=32):
+    """Alpha reduced by `factor` in each direction, each new pixel the maximum of its block.
+
+    Strided views over bands of rows: no full-size temporary, and each band stays in cache while the
+    factor² offsets are visited.
+    """
     h, w = alpha.shape
     out = np.zeros((-(-h // factor), -(-w // factor)), np.float32)
-    rows = band * factor
-    for top in range(0, h, rows):
-        block = np.asarray(alpha[top:top + rows], np.float32)
-        bh = block.shape[0]
-        padded = np.zeros((-(-bh // factor) * factor, out.shape[1] * factor), np.float32)
-        padded[:bh, :w] = block
-        out[top // factor:top // factor + padded.shape[0] // factor] = (
-            padded.reshape(padded.shape[0] // factor, factor, out.shape[1], factor).max(axis=(1, 3)))
+    for top in range(0, out.shape[0], band):
+        rows = alpha[top * factor:(top + band) * factor]
+        for dy in range(factor):
+            for dx in range(factor):
+                part = rows[dy::factor, dx::factor]
+                view = out[top:top + part.shape[0], :part.shape[1]]
+                np.maximum(view, part, out=view)
     return out
 
 

@@ -1,0 +1,63 @@
+"""The built extension: validated and built by Blender's own tool, installed from the zip into a clean
+Blender user folder in a fresh process, enabled and run."""
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tomllib
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tools"))
+
+pytestmark = pytest.mark.package
+
+
+@pytest.fixture(scope="module")
+def zips(tmp_path_factory):
+    import build
+
+    return build.build(tmp_path_factory.mktemp("dist"))
+
+
+def test_manifest_ships_scipy_for_four_platforms_and_two_pythons_and_no_numpy():
+    with open(ROOT / "blender_manifest.toml", "rb") as f:
+        manifest = tomllib.load(f)
+    wheels = [Path(w).name for w in manifest["wheels"]]
+    assert not any(w.startswith("numpy") for w in wheels)
+    tags = {(re.search(r"-cp(\d+)-", w)[1], w.rsplit("-", 1)[1]) for w in wheels}
+    platforms = {"win_amd64.whl", "manylinux_2_17_x86_64.manylinux2014_x86_64.whl", "macosx_12_0_arm64.whl",
+                 "macosx_10_13_x86_64.whl"}
+    assert tags == {(py, p) for py in ("311", "313") for p in platforms}
+    assert manifest["platforms"] == ["windows-x64", "linux-x64", "macos-arm64", "macos-x64"]
+    assert manifest["license"] == ["SPDX:GPL-3.0-or-later"] and manifest["blender_version_min"] == "4.2.0"
+
+
+def test_one_zip_per_platform_without_development_files(zips):
+    assert [z.name for z in zips] == [f"vide-0.1.0-{p}.zip" for p in
+                                      ("linux_x64", "macos_arm64", "macos_x64", "windows_x64")]
+    names = zipfile.ZipFile(zips[0]).namelist()
+    assert "blender_manifest.toml" in names and "vide_addon/core/contour.py" in names
+    assert not [n for n in names if n.split("/")[0] in {"tests", "sample_scenes", "tools", "bench", ".ci"}]
+    assert [n for n in names if n.endswith(".whl")] == [
+        f"wheels/scipy-1.15.3-cp{py}-cp{py}-manylinux_2_17_x86_64.manylinux2014_x86_64.whl" for py in ("311", "313")]
+
+
+def test_installed_zip_enables_and_vectorizes_in_a_clean_blender(zips, tmp_path):
+    linux = next(z for z in zips if "linux_x64" in z.name)
+    env = dict(os.environ, BLENDER_USER_RESOURCES=str(tmp_path / "user"))
+    run = subprocess.run([sys.executable, str(Path(__file__).with_name("install_and_run.py")), str(linux)],
+                         env=env, capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    line = next((l for l in run.stdout.splitlines() if l.startswith("REPORT ")), None)
+    assert line, run.stdout[-3000:] + run.stderr[-3000:]
+    report = json.loads(line[len("REPORT "):])
+    assert report["install"] == ["FINISHED"]
+    assert report["addons"] == ["bl_ext.user_default.vide"]
+    assert "extensions/.local/lib/python3.11/site-packages/scipy" in report["scipy"], "scipy from the bundled wheel"
+    assert report["vectorize"] == ["FINISHED"] and report["vertices"] > 4 and report["panel"]
+    assert report["after_disable"] is False, "disabling unregisters everything"

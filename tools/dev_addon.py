@@ -1,0 +1,33 @@
+"""Enable VIDE straight from this checkout as a real extension (bl_ext.vide_dev.vide), for tests, the demo
+and the benchmarks: relative imports, registration and properties behave as when installed from the zip."""
+
+import os
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def isolate_user_folder():
+    """Points Blender at a private user folder; call before `import bpy`."""
+    os.environ.setdefault("BLENDER_USER_RESOURCES", tempfile.mkdtemp(prefix="vide-user-"))
+    return Path(os.environ["BLENDER_USER_RESOURCES"])
+
+
+def enable():
+    """Enables the checkout as extension `bl_ext.vide_dev.vide` and returns the module."""
+    import addon_utils
+    import bpy
+
+    repo_dir = isolate_user_folder() / "dev_repo"
+    repo_dir.mkdir(exist_ok=True)
+    link = repo_dir / "vide"
+    if not link.exists():
+        link.symlink_to(ROOT, target_is_directory=True)
+    if "vide_dev" not in [r.module for r in bpy.context.preferences.extensions.repos]:
+        bpy.context.preferences.extensions.repos.new(
+            name="vide_dev", module="vide_dev", custom_directory=str(repo_dir), source='USER')
+    module = addon_utils.enable("bl_ext.vide_dev.vide", default_set=True, handle_error=None)
+    if module is None:
+        raise RuntimeError("VIDE did not enable")
+    return module
