@@ -1,6 +1,8 @@
 """Shared test helpers: synthetic images, image planes made with Blender's own importer, and measurements
 of a vectorized mesh in image pixels."""
 
+import itertools
+
 import numpy as np
 from stage import import_plane, save_png
 
@@ -66,8 +68,16 @@ def rgba(alpha, color=(0.9, 0.4, 0.1)):
 # ---------------------------------------------------------------- Blender side
 
 def image_plane(tmp_path, alpha, name="shape", align='-Y'):
-    """An image plane made by Blender's own Images as Planes from `alpha` (saved as PNG)."""
-    return import_plane(save_png(tmp_path / f"{name}.png", rgba(alpha)), align)
+    """An image plane made by Blender's own Images as Planes from `alpha` (saved as PNG).
+
+    Each call writes its own file: Images as Planes reuses an image already loaded from the same path.
+    """
+    folder = tmp_path / f"plane{next(_planes)}"
+    folder.mkdir()
+    return import_plane(save_png(folder / f"{name}.png", rgba(alpha)), align)
+
+
+_planes = itertools.count()
 
 
 def select_only(*objects):

@@ -12,8 +12,8 @@ from stage import front_camera, render
 SHAPES = {"legs": legs, "ring": ring, "islands": islands, "border": border_shape}
 
 
-def vectorized(tmp_path, alpha, **settings):
-    ob = image_plane(tmp_path, alpha)
+def vectorized(tmp_path, alpha, name="shape", **settings):
+    ob = image_plane(tmp_path, alpha, name)
     select_only(ob)
     assert bpy.ops.vide.vectorize_image(**settings) == {'FINISHED'}
     return ob
@@ -61,7 +61,7 @@ def test_ring_keeps_its_hole_and_islands_stay_apart(scene, tmp_path):
     assert not covered_pixels(pts, tris, alpha.shape)[64, 64], "the hole's centre is covered"
 
     scene_islands = islands()
-    _, tris = mesh_in_pixels(vectorized(tmp_path, scene_islands), scene_islands.shape)
+    _, tris = mesh_in_pixels(vectorized(tmp_path, scene_islands, "islands"), scene_islands.shape)
     assert components(tris) == 3
 
 

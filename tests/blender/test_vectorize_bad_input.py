@@ -31,8 +31,9 @@ def test_object_without_an_image_material(scene):
 
 def test_missing_image_file(scene, tmp_path):
     ob = image_plane(tmp_path, ring(), name="gone")
-    os.remove(tmp_path / "gone.png")
-    ob.active_material.node_tree.nodes["Image Texture"].image.reload()
+    image = ob.active_material.node_tree.nodes["Image Texture"].image
+    os.remove(bpy.path.abspath(image.filepath))
+    image.reload()
     select_only(ob)
     fails_cleanly("could not be loaded from .*gone.png")
 

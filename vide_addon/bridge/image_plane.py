@@ -15,7 +15,7 @@ def find_image(ob):
         slots = [slots[active]] + slots[:active] + slots[active + 1:]
     for slot in slots:
         mat = slot.material
-        if mat and mat.use_nodes and mat.node_tree:
+        if mat and mat.node_tree:
             for node in mat.node_tree.nodes:
                 if node.type == 'TEX_IMAGE' and node.image:
                     return node.image

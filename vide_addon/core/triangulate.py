@@ -8,6 +8,8 @@ triangulation itself is passed in as `cdt(points, segments) -> triangles`, so th
 of Blender; the add-on passes `mathutils.geometry.delaunay_2d_cdt`.
 """
 
+from dataclasses import dataclass
+
 import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
@@ -18,36 +20,153 @@ from .contour import points_in_edges
 SHARP_CORNER_DEG = 60.0
 
 
-def lattice_points(field, level, contour, spacing):
-    """Hexagonal lattice points at least half a spacing inside the shape.
+@dataclass
+class Outline:
+    """Simplified rings resampled for meshing: points, their edges (index pairs), which points are sharp
+    corners, and the local edge length at each point (the mesh size the outline asks for there)."""
 
-    A lattice point is kept if the pixel it falls in reaches `level` in `field` (H, W) and it is at
-    least 0.5 spacing + 1 px from `contour`, the dense marching-squares points.
+    points: np.ndarray
+    segments: np.ndarray
+    sharp: np.ndarray
+    size: np.ndarray
+
+    @classmethod
+    def from_rings(cls, rings, spacing):
+        """Every ring vertex, plus points that split long edges: pieces no longer than `spacing`, growing
+        gradually away from short neighbouring edges."""
+        sharp_in = sharp_corners(rings)
+        points, segments, sharp, offset, base = [], [], [], 0, 0
+        for ring in rings:
+            nxt = np.roll(ring, -1, axis=0)
+            cuts = _edge_cuts(np.hypot(*(nxt - ring).T), spacing)
+            edge = np.repeat(np.arange(len(ring)), [len(c) for c in cuts])
+            t = np.concatenate(cuts)
+            pts = ring[edge] + t[:, None] * (nxt - ring)[edge]
+            idx = np.arange(len(pts)) + offset
+            points.append(pts)
+            segments.append(np.stack([idx, np.roll(idx, -1)], axis=1))
+            sharp.append((t == 0) & sharp_in[base + edge])
+            offset += len(pts)
+            base += len(ring)
+        points, segments = np.vstack(points), np.vstack(segments)
+        length = np.hypot(*(points[segments[:, 1]] - points[segments[:, 0]]).T)
+        size = np.zeros(len(points))
+        np.add.at(size, segments.ravel(), np.repeat(length / 2, 2))
+        return cls(points, segments, np.concatenate(sharp), size)
+
+
+def _edge_cuts(length, spacing, ratio=2.0):
+    """Where to cut each edge of a closed ring, as fractions of it (each list starts with 0).
+
+    Pieces grow by `ratio` from each end, starting from the neighbouring edge's length, up to `spacing`:
+    a long edge next to a short one is cut finely only near the short one.
     """
+    cuts = []
+    ends = np.minimum(np.roll(length, 1), spacing), np.minimum(np.roll(length, -1), spacing)
+    for total, a, b in zip(length, *ends):
+        if total <= spacing and total <= ratio * min(a, b):
+            cuts.append([0.0])
+            continue
+        left = _growing(a, ratio, spacing, total / 2)
+        right = _growing(b, ratio, spacing, total / 2)
+        lo, hi = (left[-1] if left else 0.0), total - (right[-1] if right else 0.0)
+        middle = np.linspace(lo, hi, max(int(np.ceil((hi - lo) / spacing)), 1) + 1)[1:-1].tolist()
+        inner = np.unique(np.array(left + middle + [total - r for r in right]) / total)
+        cuts.append(np.concatenate([[0.0], inner[(inner > 1e-9) & (inner < 1 - 1e-9)]]))
+    return cuts
+
+
+def _growing(start, ratio, spacing, limit):
+    """Positions of cuts whose pieces grow from `start` by `ratio` up to `spacing`, before `limit`."""
+    out, pos, piece = [], 0.0, start
+    while True:
+        piece = min(piece * ratio, spacing)
+        if pos + piece > limit:
+            return out
+        pos += piece
+        out.append(pos)
+
+
+def graded_lattice(field, level, contour, outline, spacing, grading=1.0):
+    """Interior points on nested hexagonal lattices, so that the first triangulation is already graded.
+
+    The size asked for at p is h(p) = min(spacing, min_b size(b) + grading * |p - b|) over outline points
+    b. Lattice k has spacing s_k = spacing / 2^k and contributes the points where s_k <= h < 2 s_k
+    (the finest lattice takes all smaller h). The lattices are nested, so points of two lattices never
+    crowd each other. A point is kept if its pixel reaches `level` in `field` and it is at least half
+    its spacing (and at least a pixel) from the dense marching-squares `contour`.
+    """
+    finest = max(float(outline.size.min()), spacing / 64.0)
+    levels = int(np.clip(np.ceil(np.log2(spacing / finest)), 0, 6))
+    contour_tree, outline_tree = cKDTree(contour), cKDTree(outline.points)
+    k_near = min(8, len(outline.points))
     h, w = field.shape
-    dy = spacing * np.sqrt(3.0) / 2.0
-    gx, gy = np.meshgrid(np.arange(spacing / 2, w, spacing), np.arange(dy / 2, h, dy))
-    gx[1::2] += spacing / 2
-    pts = np.stack([gx.ravel(), gy.ravel()], axis=1)
-    pts = pts[pts[:, 0] < w]
-    ij = pts.astype(np.int64)
-    pts = pts[field[ij[:, 1], ij[:, 0]] >= level]
-    if len(pts) == 0 or len(contour) == 0:
-        return pts
-    clearance, _ = cKDTree(contour).query(pts, distance_upper_bound=0.5 * spacing + 1.0)
-    return pts[np.isinf(clearance)]
+    keep = []
+    for k in range(levels + 1):
+        s_k = spacing / 2**k
+        if k == 0:
+            cand = _lattice_in_box(s_k, 0.0, 0.0, w, h)
+        else:
+            need = outline.size < 2 * s_k
+            reach = (2 * s_k - outline.size[need]) / grading
+            cand = _lattice_near(s_k, outline.points[need], reach)
+        if len(cand) == 0:
+            continue
+        ij = cand.astype(np.int64)
+        inside = (cand[:, 0] >= 0) & (cand[:, 1] >= 0) & (ij[:, 0] < w) & (ij[:, 1] < h)
+        cand = cand[inside]
+        ij = ij[inside]
+        cand = cand[field[ij[:, 1], ij[:, 0]] >= level]
+        if len(cand) == 0:
+            continue
+        dist, idx = outline_tree.query(cand, k=k_near)
+        dist, idx = dist.reshape(len(cand), -1), idx.reshape(len(cand), -1)
+        size = np.minimum((outline.size[idx] + grading * dist).min(axis=1), spacing)
+        wanted = size >= s_k if k == 0 else (size < 2 * s_k) & ((size >= s_k) | (k == levels))
+        cand = cand[wanted]
+        clear, _ = contour_tree.query(cand, distance_upper_bound=max(0.5 * s_k, 1.0))
+        keep.append(cand[np.isinf(clear)])
+    return np.vstack(keep) if keep else np.empty((0, 2))
 
 
-def quality_triangulation(rings, interior, spacing, cdt, min_angle=21.0, max_rounds=25):
-    """Vertices (n, 2) and counter-clockwise triangles (m, 3) filling `rings` (inside on the left).
+def _lattice_in_box(s, x0, y0, x1, y1):
+    """Points of the hexagonal lattice of spacing `s` (origin at 0, nested across s / 2^k) in a box."""
+    dy = s * np.sqrt(3.0) / 2.0
+    rows = np.arange(np.floor(y0 / dy), np.ceil(y1 / dy) + 1)
+    cols = np.arange(np.floor(x0 / s) - 1, np.ceil(x1 / s) + 1)
+    gx, gy = np.meshgrid(cols, rows)
+    x = (gx + 0.5 * (gy % 2)) * s
+    pts = np.stack([x.ravel(), (gy * dy).ravel()], axis=1)
+    return pts[(pts[:, 0] >= x0) & (pts[:, 0] <= x1) & (pts[:, 1] >= y0) & (pts[:, 1] <= y1)]
+
+
+def _lattice_near(s, centres, reach):
+    """Lattice points (spacing `s`) within boxes of half-size `reach` around `centres`, without repeats."""
+    dy = s * np.sqrt(3.0) / 2.0
+    r0 = np.floor((centres[:, 1] - reach) / dy).astype(np.int64)
+    r1 = np.ceil((centres[:, 1] + reach) / dy).astype(np.int64)
+    c0 = np.floor((centres[:, 0] - reach) / s).astype(np.int64) - 1
+    c1 = np.ceil((centres[:, 0] + reach) / s).astype(np.int64)
+    nr, nc = r1 - r0 + 1, c1 - c0 + 1
+    owner = np.repeat(np.arange(len(centres)), nr * nc)
+    local = np.arange(owner.size) - np.repeat(np.cumsum(nr * nc) - nr * nc, nr * nc)
+    rows = r0[owner] + local // nc[owner]
+    cols = c0[owner] + local % nc[owner]
+    key = np.unique((rows << 32) + (cols - cols.min()))
+    rows, cols = key >> 32, (key & 0xFFFFFFFF) + cols.min()
+    return np.stack([(cols + 0.5 * (rows % 2)) * s, rows * dy], axis=1)
+
+
+def quality_triangulation(outline, interior, cdt, min_angle=21.0, max_rounds=25):
+    """Vertices (n, 2) and counter-clockwise triangles (m, 3) filling the outline's rings.
 
     Holes and separate islands come from the rings themselves: a triangle is kept when it lies inside
     an odd number of rings.
     """
-    points, segments, sharp = _resample_outline(rings, spacing)
+    points, segments, sharp = outline.points, outline.segments, outline.sharp
     points = np.vstack([points, interior]) if len(interior) else points
     sharp = np.concatenate([sharp, np.zeros(len(points) - len(sharp), bool)])
-    seg_floor = max(spacing / 256.0, 0.02)
+    seg_floor = max(float(np.median(outline.size)) / 256.0, 0.02)
     tris = _inside_triangles(points, segments, cdt(points, segments))
     for _ in range(max_rounds):
         # One batch per round: split every encroached outline edge, insert every other circumcentre.
@@ -86,25 +205,6 @@ def sharp_corners(rings):
         turn = np.arctan2(d_in[:, 0] * d_out[:, 1] - d_in[:, 1] * d_out[:, 0], np.einsum("ij,ij->i", d_in, d_out))
         out.append(np.degrees(np.pi - turn) < SHARP_CORNER_DEG)
     return np.concatenate(out)
-
-
-def _resample_outline(rings, spacing):
-    """Outline points (every ring vertex plus points on long edges), their edges, and sharp-corner flags."""
-    sharp_in = sharp_corners(rings)
-    points, segments, sharp, offset, base = [], [], [], 0, 0
-    for ring in rings:
-        nxt = np.roll(ring, -1, axis=0)
-        pieces = np.maximum(np.ceil(np.hypot(*(nxt - ring).T) / spacing).astype(np.int64), 1)
-        edge = np.repeat(np.arange(len(ring)), pieces)
-        t = (np.arange(pieces.sum()) - np.repeat(np.cumsum(pieces) - pieces, pieces)) / pieces[edge]
-        pts = ring[edge] + t[:, None] * (nxt - ring)[edge]
-        idx = np.arange(len(pts)) + offset
-        points.append(pts)
-        segments.append(np.stack([idx, np.roll(idx, -1)], axis=1))
-        sharp.append((t == 0) & sharp_in[base + edge])
-        offset += len(pts)
-        base += len(ring)
-    return np.vstack(points), np.vstack(segments), np.concatenate(sharp)
 
 
 def _inside_triangles(points, segments, tris):

@@ -13,7 +13,7 @@ from scipy import ndimage
 from .contour import marching_squares, select_rings, signed_area
 from .errors import VideError
 from .simplify import simplify_rings
-from .triangulate import lattice_points, quality_triangulation
+from .triangulate import Outline, graded_lattice, quality_triangulation
 
 # Images larger than this on their longest side are analysed at a reduced size (block maximum of
 # alpha, so nothing at or above the threshold is lost): bounds memory and time on 8K images.
@@ -87,8 +87,9 @@ def vectorize(alpha, settings, cdt, progress=None):
     outline = simplify_rings(rings, max(settings.contour_tolerance, 0.0) / factor)
     report(0.5)
     spacing = (settings.vertex_spacing or auto_spacing(w, h)) / factor
-    interior = lattice_points(work, level, dense, spacing)
-    points, tris = quality_triangulation(outline, interior, spacing, cdt)
+    mesh_outline = Outline.from_rings(outline, spacing)
+    interior = graded_lattice(work, level, dense, mesh_outline, spacing)
+    points, tris = quality_triangulation(mesh_outline, interior, cdt)
     report(0.9)
     areas = [signed_area(r) for r in outline]
     return Result(points * factor, tris, warnings,
