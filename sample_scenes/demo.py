@@ -5,6 +5,7 @@ Writes into out/ (or the folder given with --out):
   before.png      a Workbench render of the image plane made by Images as Planes
   after.png       the same render after Vectorize Image
   mesh.png        the render after vectorizing with the mesh's edges drawn over it
+  vectorize.png   before, after and mesh side by side on white (the README's picture)
   character.blend the scene
 """
 
@@ -48,6 +49,14 @@ def draw_edges(pixels, ob, cam, color=(0.05, 0.05, 0.05, 1.0)):
     return out
 
 
+def on_white(pixels):
+    """Straight-alpha RGBA flattened onto white, opaque."""
+    out = pixels.copy()
+    out[..., :3] = pixels[..., :3] * pixels[..., 3:] + (1 - pixels[..., 3:])
+    out[..., 3] = 1
+    return out
+
+
 def main():
     parser = argparse.ArgumentParser(description="Vectorize the sample character and render it.")
     parser.add_argument("--out", type=Path, default=HERE.parent / "out")
@@ -66,7 +75,9 @@ def main():
     bpy.ops.vide.vectorize_image()
     seconds = time.perf_counter() - start
     after = render(out / "after.png")
-    save_png(out / "mesh.png", draw_edges(after, plane, cam))
+    mesh = draw_edges(after, plane, cam)
+    save_png(out / "mesh.png", mesh)
+    save_png(out / "vectorize.png", np.concatenate([on_white(p) for p in (before, after, mesh)], axis=1))
     bpy.ops.wm.save_as_mainfile(filepath=str(out / "character.blend"))
 
     both = (before[..., 3] > 0.99) & (after[..., 3] > 0.99)
