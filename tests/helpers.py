@@ -71,6 +71,8 @@ def image_plane(tmp_path, alpha, name="shape", align='-Y'):
     """An image plane made by Blender's own Images as Planes from `alpha` (saved as PNG).
 
     Each call writes its own file: Images as Planes reuses an image already loaded from the same path.
+    In Blender 5.0 it also reuses a material of the same name, so a test that makes several planes gives
+    each its own name.
     """
     folder = tmp_path / f"plane{next(_planes)}"
     folder.mkdir()

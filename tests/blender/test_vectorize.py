@@ -104,8 +104,8 @@ def test_outline_within_tolerance_of_the_true_contour_and_never_inside(scene, tm
 
 
 def test_triangles_are_well_shaped_and_none_is_flipped(scene, tmp_path):
-    for alpha in (legs(), ring(), soft_disk()):
-        ob = vectorized(tmp_path, alpha)
+    for name, alpha in (("legs", legs()), ("ring", ring()), ("disk", soft_disk())):
+        ob = vectorized(tmp_path, alpha, name)
         pts, tris = mesh_in_pixels(ob, alpha.shape)
         _, raw_tris, uv = mesh_arrays(ob)
         areas = signed_areas(uv * alpha.shape[::-1], raw_tris)

@@ -1,11 +1,12 @@
 """Quality triangle mesh inside simplified outlines.
 
-Interior vertices sit on a hexagonal lattice (equilateral triangles bend evenly), the outline is
-resampled to the same spacing, and Delaunay refinement (Ruppert: split encroached outline segments,
-insert circumcentres of skinny triangles) brings every triangle's smallest angle to `min_angle` except
-next to outline corners sharper than 60°, where no triangulation can. The constrained Delaunay
-triangulation itself is passed in as `cdt(points, segments) -> triangles`, so this module stays free
-of Blender; the add-on passes `mathutils.geometry.delaunay_2d_cdt`.
+Interior vertices sit on nested hexagonal lattices (equilateral triangles bend evenly), finer towards
+short outline edges; long outline edges are cut into pieces that grow away from short neighbours. Then
+Delaunay refinement (Ruppert: split encroached outline edges, insert circumcentres of skinny triangles)
+brings every triangle's smallest angle to `min_angle`, except next to outline corners sharper than 60°
+where no triangulation can. The constrained Delaunay triangulation itself is passed in as
+`cdt(points, segments) -> triangles`, so this module stays free of Blender; the add-on passes
+`mathutils.geometry.delaunay_2d_cdt`.
 """
 
 from dataclasses import dataclass
