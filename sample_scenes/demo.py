@@ -1,4 +1,5 @@
-"""The main job: draw the sample character, vectorize it with VIDE and render it before and after.
+"""The main job: draw the sample character, vectorize it with VIDE, rig it with VIDE's geodesic weights and
+render it.
 
 Writes into out/ (or the folder given with --out):
   character.png   the drawn character (the input image)
@@ -6,7 +7,10 @@ Writes into out/ (or the folder given with --out):
   after.png       the same render after Vectorize Image
   mesh.png        the render after vectorizing with the mesh's edges drawn over it
   vectorize.png   before, after and mesh side by side on white (the README's picture)
-  character.blend the scene
+  posed.png       the character bound to its armature (Bind to Armature) and posed
+  weights.png     the weights of the back thigh as a heat map (blue 0, red 1)
+  rig.png         rest, posed and weights side by side on white (the README's picture)
+  character.blend the scene, rigged and posed
 """
 
 import argparse
@@ -25,7 +29,12 @@ import bpy  # noqa: E402
 import numpy as np  # noqa: E402
 from bpy_extras.object_utils import world_to_camera_view  # noqa: E402
 from character import composite  # noqa: E402
+from rig import bend, build_armature, weight_colours  # noqa: E402
 from stage import front_camera, import_plane, render, save_png  # noqa: E402
+
+# A stride, facing right: degrees, counter-clockwise as seen from the front.
+POSE = {"thigh.front": -22, "shin.front": -12, "thigh.back": 28, "shin.back": -35, "arm.upper": 35,
+        "arm.lower": 40, "head": -8}
 
 RENDER_SIZE = 512
 
@@ -78,6 +87,22 @@ def main():
     mesh = draw_edges(after, plane, cam)
     save_png(out / "mesh.png", mesh)
     save_png(out / "vectorize.png", np.concatenate([on_white(p) for p in (before, after, mesh)], axis=1))
+
+    arm = build_armature(plane)
+    for ob in bpy.context.view_layer.objects:
+        ob.select_set(ob in (plane, arm))
+    bpy.context.view_layer.objects.active = arm
+    start = time.perf_counter()
+    bpy.ops.vide.bind_armature()
+    bind_seconds = time.perf_counter() - start
+    weight_colours(plane, "thigh.back")
+    bpy.context.scene.display.shading.color_type = 'VERTEX'
+    weights = render(out / "weights.png")
+    bpy.context.scene.display.shading.color_type = 'TEXTURE'
+    for bone, degrees in POSE.items():
+        bend(arm, bone, degrees)
+    posed = render(out / "posed.png")
+    save_png(out / "rig.png", np.concatenate([on_white(p) for p in (after, posed, weights)], axis=1))
     bpy.ops.wm.save_as_mainfile(filepath=str(out / "character.blend"))
 
     both = (before[..., 3] > 0.99) & (after[..., 3] > 0.99)
@@ -85,6 +110,7 @@ def main():
           f"triangles in {seconds:.2f} s")
     print(f"Render before/after: largest colour difference inside the art "
           f"{np.abs(before[both, :3] - after[both, :3]).max() * 255:.1f}/255 over {both.sum():,} pixels")
+    print(f"Bound to {len(arm.data.bones)} bones with geodesic weights in {bind_seconds:.2f} s")
     print(f"Pictures and the .blend are in {out}")
 
 

@@ -182,3 +182,82 @@ def min_angles(pts, tris):
         cos = (u * v).sum(1) / (np.hypot(*u.T) * np.hypot(*v.T))
         out.append(np.degrees(np.arccos(np.clip(cos, -1, 1))))
     return np.min(out, axis=0)
+
+
+# ---------------------------------------------------------------- rigs
+
+def pixel_to_world(ob, shape, px):
+    """World positions of image pixel coordinates (x, y up) on a vectorized plane."""
+    h, w = shape
+    m = np.array(ob.vide.uv_to_local).reshape(3, 3)
+    uv = np.asarray(px, float) / [w, h]
+    local = np.column_stack([uv, np.ones(len(uv))]) @ m
+    mw = np.array(ob.matrix_world)
+    return local @ mw[:3, :3].T + mw[:3, 3]
+
+
+def add_armature(bones, name="Rig", matrix=None):
+    """An armature object (at `matrix`, a mathutils Matrix, or the origin) with bones
+    {name: (head, tail[, parent name])} given in world space."""
+    import bpy
+
+    arm = bpy.data.objects.new(name, bpy.data.armatures.new(name))
+    bpy.context.scene.collection.objects.link(arm)
+    to_local = np.eye(4)
+    if matrix is not None:
+        arm.matrix_world = matrix
+        to_local = np.linalg.inv(np.array(matrix))
+    select_only(arm)
+    bpy.ops.object.mode_set(mode='EDIT')
+    for bone_name, (head, tail, *parent) in bones.items():
+        eb = arm.data.edit_bones.new(bone_name)
+        eb.head, eb.tail = ((to_local @ [*p, 1.0])[:3].tolist() for p in (head, tail))
+        if parent:
+            eb.parent = arm.data.edit_bones[parent[0]]
+    bpy.ops.object.mode_set(mode='OBJECT')
+    return arm
+
+
+def bone_weights(ob, names):
+    """(n, bones) weights of the vertex groups `names` (0 where a vertex is not in a group)."""
+    index = {ob.vertex_groups[n].index: col for col, n in enumerate(names) if n in ob.vertex_groups}
+    out = np.zeros((len(ob.data.vertices), len(names)))
+    for v in ob.data.vertices:
+        for g in v.groups:
+            if g.group in index:
+                out[v.index, index[g.group]] = g.weight
+    return out
+
+
+def influences(ob):
+    """Per vertex: (number of groups with a nonzero weight, their sum, the smallest weight)."""
+    counts, sums, mins = [], [], []
+    for v in ob.data.vertices:
+        w = [g.weight for g in v.groups if g.weight > 0]
+        counts.append(len(w))
+        sums.append(sum(w))
+        mins.append(min([g.weight for g in v.groups], default=0.0))
+    return np.array(counts), np.array(sums), np.array(mins)
+
+
+def interpolate_on_mesh(pts, tris, values, queries):
+    """Values (n, k) at vertices, linearly interpolated at query points inside triangles of the mesh
+    itself (never across a gap). Returns (values at queries, found mask)."""
+    from scipy.spatial import cKDTree
+
+    corners = pts[tris]
+    centre = corners.mean(axis=1)
+    radius = np.hypot(*(corners - centre[:, None]).transpose(2, 0, 1)).max()
+    out = np.zeros((len(queries), values.shape[1]))
+    found = np.zeros(len(queries), bool)
+    for q, near in enumerate(cKDTree(centre).query_ball_point(queries, radius + 1e-9)):
+        for t in near:
+            a, b, c = corners[t]
+            m = np.array([b - a, c - a]).T
+            lam = np.linalg.solve(m, queries[q] - a)
+            bary = np.array([1 - lam.sum(), *lam])
+            if bary.min() >= -1e-9:
+                out[q] = bary @ values[tris[t]]
+                found[q] = True
+                break
+    return out, found

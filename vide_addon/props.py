@@ -1,9 +1,10 @@
-"""VIDE's settings on Blender data: vectorize settings (scene defaults and per object) and what an object
-remembers about its source image."""
+"""VIDE's settings on Blender data: vectorize settings (scene defaults and per object), what an object
+remembers about its source image and its binding, and each bone's smoothness."""
 
 import bpy
-from bpy.props import BoolProperty, FloatProperty, FloatVectorProperty, PointerProperty
+from bpy.props import BoolProperty, EnumProperty, FloatProperty, FloatVectorProperty, IntProperty, PointerProperty
 
+from . import binding
 from .core.vectorize import Settings
 
 
@@ -43,6 +44,50 @@ class VIDE_PG_vectorize_settings(VectorizeSettings, bpy.types.PropertyGroup):
     pass
 
 
+class BindSettings:
+    """The Bind to Armature parameters, shared by the operator (redo panel) and what a bound mesh keeps
+    for re-weighting live."""
+
+    method: EnumProperty(
+        name="Method", default='GEODESIC', options={'SKIP_SAVE'},
+        items=[('GEODESIC', "Geodesic",
+                "Weight falls off with the distance from the bone measured inside the shape")],
+        description="How the weights are computed")
+    smoothness: FloatProperty(
+        name="Smoothness", default=0.03, min=1e-4, soft_max=1.0, subtype='DISTANCE', unit='LENGTH',
+        options={'SKIP_SAVE'},
+        description="How far a bone's weight spreads inside the shape: small gives sharp joints (elbows), "
+                    "large soft ones (backs, hair). Bones with their own Smoothness use theirs")
+    max_influences: IntProperty(
+        name="Max Influences", default=4, min=1, max=8, options={'SKIP_SAVE'},
+        description="How many bones at most move each vertex (the strongest are kept)")
+    prune: FloatProperty(
+        name="Prune Below", default=0.01, min=0.0, max=0.1, subtype='FACTOR', options={'SKIP_SAVE'},
+        description="Weights smaller than this are dropped and the rest renormalized")
+
+    def copy_from(self, other):
+        for name in ("method", "smoothness", "max_influences", "prune"):
+            setattr(self, name, getattr(other, name))
+
+
+class VIDE_PG_bind(BindSettings, bpy.types.PropertyGroup):
+    armature: PointerProperty(
+        name="Armature", type=bpy.types.Object, description="The armature this mesh was bound to by VIDE")
+
+
+def _bone_smoothness_changed(bone, _context):
+    binding.reweight_armature(bone.id_data)
+
+
+class VIDE_PG_bone(bpy.types.PropertyGroup):
+    smoothness: FloatProperty(
+        name="Smoothness", default=0.0, min=0.0, soft_max=1.0, subtype='DISTANCE', unit='LENGTH',
+        update=_bone_smoothness_changed,
+        description="How far this bone's weight spreads inside the shape (VIDE weights): small gives a sharp "
+                    "joint, large a soft one. 0 uses the Smoothness of Bind to Armature. Bound meshes "
+                    "re-weight as you change it")
+
+
 class VIDE_PG_object(bpy.types.PropertyGroup):
     """What a vectorized object remembers, so that vectorizing again starts from the image."""
 
@@ -54,20 +99,26 @@ class VIDE_PG_object(bpy.types.PropertyGroup):
         description="Affine map from image UV to the object's local space (row-major 3x3)")
     flip: BoolProperty(name="Flip Faces", options={'HIDDEN'})
     settings: PointerProperty(type=VIDE_PG_vectorize_settings)
+    bind: PointerProperty(type=VIDE_PG_bind)
 
 
-classes = (VIDE_PG_vectorize_settings, VIDE_PG_object)
+classes = (VIDE_PG_vectorize_settings, VIDE_PG_bind, VIDE_PG_object, VIDE_PG_bone)
 
 
 def register():
     for cls in classes:
         bpy.utils.register_class(cls)
     bpy.types.Scene.vide_vectorize = PointerProperty(type=VIDE_PG_vectorize_settings)
+    bpy.types.Scene.vide_bind = PointerProperty(type=VIDE_PG_bind)
     bpy.types.Object.vide = PointerProperty(type=VIDE_PG_object)
+    bpy.types.Bone.vide = PointerProperty(type=VIDE_PG_bone)
 
 
 def unregister():
+    binding.forget_all()
+    del bpy.types.Bone.vide
     del bpy.types.Object.vide
+    del bpy.types.Scene.vide_bind
     del bpy.types.Scene.vide_vectorize
     for cls in reversed(classes):
         bpy.utils.unregister_class(cls)

@@ -1,15 +1,22 @@
-"""The VIDE tab in the 3D Viewport sidebar. Drawing only: no data is changed here."""
+"""The VIDE tab in the 3D Viewport sidebar, and VIDE's part of Bone Properties. Drawing only: no data is
+changed here."""
 
 import bpy
 
+from .ops.bind import draw_bind_settings
 from .ops.vectorize import draw_settings
 
 
-class VIDE_PT_main(bpy.types.Panel):
-    bl_label = "VIDE"
+class SidebarPanel:
+    """A panel in the VIDE tab of the 3D Viewport's sidebar."""
+
     bl_space_type = 'VIEW_3D'
     bl_region_type = 'UI'
     bl_category = "VIDE"
+
+
+class VIDE_PT_main(SidebarPanel, bpy.types.Panel):
+    bl_label = "VIDE"
 
     def draw(self, context):
         layout = self.layout
@@ -23,21 +30,58 @@ class VIDE_PT_main(bpy.types.Panel):
             box.label(text=f"{len(ob.data.vertices):,} vertices, {len(ob.data.polygons):,} triangles")
 
 
-class VIDE_PT_vectorize_settings(bpy.types.Panel):
+class VIDE_PT_vectorize_settings(SidebarPanel, bpy.types.Panel):
     bl_label = "Vectorize Settings"
-    bl_space_type = 'VIEW_3D'
-    bl_region_type = 'UI'
-    bl_category = "VIDE"
     bl_parent_id = "VIDE_PT_main"
     bl_options = {'DEFAULT_CLOSED'}
 
     def draw(self, context):
+        draw_settings(self.layout, context.scene.vide_vectorize)
+
+
+class VIDE_PT_rig(SidebarPanel, bpy.types.Panel):
+    bl_label = "Rig"
+    bl_parent_id = "VIDE_PT_main"
+
+    def draw(self, context):
+        layout = self.layout
+        layout.operator("vide.bind_armature", icon='ARMATURE_DATA')
+        bone = context.active_bone
+        if isinstance(bone, bpy.types.Bone):
+            row = layout.row()
+            row.use_property_split = True
+            row.prop(bone.vide, "smoothness", text=f"{bone.name} Smoothness")
+        ob = context.active_object
+        if ob is not None and ob.type == 'MESH' and ob.vide.bind.armature is not None:
+            layout.label(text=f"Bound to {ob.vide.bind.armature.name}", icon='LINKED')
+
+
+class VIDE_PT_bind_settings(SidebarPanel, bpy.types.Panel):
+    bl_label = "Bind Settings"
+    bl_parent_id = "VIDE_PT_rig"
+    bl_options = {'DEFAULT_CLOSED'}
+
+    def draw(self, context):
+        draw_bind_settings(self.layout, context.scene.vide_bind)
+
+
+class VIDE_PT_bone(bpy.types.Panel):
+    bl_label = "VIDE"
+    bl_space_type = 'PROPERTIES'
+    bl_region_type = 'WINDOW'
+    bl_context = "bone"
+    bl_options = {'DEFAULT_CLOSED'}
+
+    @classmethod
+    def poll(cls, context):
+        return context.bone is not None
+
+    def draw(self, context):
         layout = self.layout
         layout.use_property_split = True
-        layout.use_property_decorate = False
-        draw_settings(layout, context.scene.vide_vectorize)
+        layout.prop(context.bone.vide, "smoothness")
 
 
-classes = (VIDE_PT_main, VIDE_PT_vectorize_settings)
+classes = (VIDE_PT_main, VIDE_PT_vectorize_settings, VIDE_PT_rig, VIDE_PT_bind_settings, VIDE_PT_bone)
 
 register, unregister = bpy.utils.register_classes_factory(classes)

@@ -2,8 +2,8 @@
 
 import bpy
 
-from . import add_image, vectorize
+from . import add_image, bind, vectorize
 
-classes = vectorize.classes + add_image.classes
+classes = vectorize.classes + add_image.classes + bind.classes
 
 register, unregister = bpy.utils.register_classes_factory(classes)

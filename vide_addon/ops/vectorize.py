@@ -104,14 +104,13 @@ class VIDE_OT_vectorize_image(VectorizeSettings, bpy.types.Operator):
         return {'FINISHED'}
 
     def draw(self, context):
-        layout = self.layout
-        layout.use_property_split = True
-        layout.use_property_decorate = False
-        draw_settings(layout, self)
+        draw_settings(self.layout, self)
 
 
 def draw_settings(layout, settings):
     """The settings as they appear in the redo panel and the sidebar."""
+    layout.use_property_split = True
+    layout.use_property_decorate = False
     layout.prop(settings, "alpha_threshold")
     layout.prop(settings, "contour_tolerance")
     layout.prop(settings, "margin")

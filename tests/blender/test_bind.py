@@ -1,0 +1,218 @@
+"""Bind to Armature with geodesic weights in real Blender: no leak across gaps, normalized sparse weights,
+symmetry, resolution independence, live smoothness, renders of the posed character, re-binding."""
+
+import bpy
+import numpy as np
+from helpers import (add_armature, bone_weights, grid, image_plane, influences, interpolate_on_mesh, legs,
+                     mesh_in_pixels, pixel_to_world, select_only)
+from mathutils import Matrix, Vector
+from stage import front_camera, render
+
+LEGS = legs(gap=2)  # 160 x 120 px: legs x 30-59 and 61-90 below y 120, hip above; symmetric about x = 60
+LEG_BONES = {"hip": ((60, 122), (60, 148)), "leg.L": ((45, 118), (45, 15)), "leg.R": ((75, 118), (75, 15))}
+
+
+def vectorized(tmp_path, alpha, name="shape"):
+    ob = image_plane(tmp_path, alpha, name)
+    select_only(ob)
+    assert bpy.ops.vide.vectorize_image() == {'FINISHED'}
+    return ob
+
+
+def rig_for(ob, shape, bones_px, matrix=None):
+    """An armature whose bones sit at the given image pixels of the vectorized plane `ob`."""
+    bones = {}
+    for name, (head, tail, *parent) in bones_px.items():
+        h, t = pixel_to_world(ob, shape, [head, tail])
+        bones[name] = (h, t, *parent)
+    return add_armature(bones, matrix=matrix)
+
+
+def bind(ob, arm, **props):
+    select_only(arm)
+    ob.select_set(True)
+    assert bpy.ops.vide.bind_armature(**props) == {'FINISHED'}
+    return bone_weights(ob, list(arm.data.bones.keys()))
+
+
+def test_a_leg_bone_does_not_reach_across_a_two_pixel_gap_into_the_other_leg(scene, tmp_path):
+    ob = vectorized(tmp_path, LEGS)
+    arm = rig_for(ob, LEGS.shape, LEG_BONES)
+    w = bind(ob, arm, prune=0.0)
+    pts, _tris = mesh_in_pixels(ob, LEGS.shape)
+    # Right-leg vertices from a leg's width below the crotch (y = 120) down; the gap is 2 px wide.
+    right_leg = (pts[:, 0] > 61) & (pts[:, 1] < 96)
+    left_leg = (pts[:, 0] < 59) & (pts[:, 1] < 96)
+    assert right_leg.sum() > 200
+    assert w[right_leg, 1].max() < 0.01, w[right_leg, 1].max()
+    assert w[left_leg, 2].max() < 0.01, w[left_leg, 2].max()
+    # Euclidean distance would give the inner edge of the right leg about as much of the left bone as of
+    # its own: there the straight-line distances are 16 and 14 px.
+    inner = right_leg & (pts[:, 0] < 64)
+    assert w[inner, 2].min() > 0.9
+
+
+def cape_shape():
+    """A torso with a leg below it and a cape hanging beside the leg, 4 px away, joined at the shoulder."""
+    a = np.zeros((170, 120), np.float32)
+    a[100:160, 40:80] = 1  # torso
+    a[10:100, 45:70] = 1  # leg
+    a[20:160, 84:100] = 1  # cape
+    a[150:160, 80:84] = 1  # shoulder
+    return a
+
+
+def test_a_cape_beside_a_leg_takes_its_weight_from_the_shoulder_not_the_leg(scene, tmp_path):
+    alpha = cape_shape()
+    ob = vectorized(tmp_path, alpha, "cape")
+    arm = rig_for(ob, alpha.shape, {"spine": ((60, 105), (60, 155)), "leg": ((57, 98), (57, 15))})
+    w = bind(ob, arm, prune=0.0)
+    pts, _tris = mesh_in_pixels(ob, alpha.shape)
+    lower_cape = (pts[:, 0] > 83) & (pts[:, 1] < 90)
+    assert lower_cape.sum() > 50
+    assert w[lower_cape, 1].max() < 0.01, "the cape is 14 px from the leg bone in a straight line"
+    assert w[lower_cape, 0].min() > 0.99
+
+
+def test_weights_sum_to_one_over_at_most_four_bones_and_none_is_negative(scene, tmp_path):
+    ob = vectorized(tmp_path, LEGS)
+    bones = {"hip": ((60, 122), (60, 148)), "thigh.L": ((45, 118), (45, 70)), "shin.L": ((45, 70), (45, 15)),
+             "thigh.R": ((75, 118), (75, 70)), "shin.R": ((75, 70), (75, 15)), "belly": ((40, 135), (80, 135))}
+    arm = rig_for(ob, LEGS.shape, bones)
+    bind(ob, arm, smoothness=0.2)  # very smooth, so many bones compete for each vertex
+    counts, sums, mins = influences(ob)
+    assert counts.min() >= 1, "every vertex is weighted"
+    assert counts.max() <= 4
+    assert np.abs(sums - 1.0).max() < 1e-6
+    assert mins.min() >= 0.0
+    w = bind(ob, arm, smoothness=0.2, max_influences=2)
+    assert np.count_nonzero(w, axis=1).max() <= 2
+
+
+def test_mirrored_bones_on_a_symmetric_shape_give_mirrored_weights(scene, tmp_path):
+    ob = vectorized(tmp_path, LEGS)
+    arm = rig_for(ob, LEGS.shape, LEG_BONES)
+    w = bind(ob, arm)
+    pts, tris = mesh_in_pixels(ob, LEGS.shape)
+    mirror = np.column_stack([120 - pts[:, 0], pts[:, 1]])
+    assert not np.allclose(np.sort(pts[:, 0]), np.sort(mirror[:, 0])), "the mesh itself is not symmetric"
+    at_mirror, found = interpolate_on_mesh(pts, tris, w, mirror)
+    assert found.mean() > 0.95
+    swapped = at_mirror[:, [0, 2, 1]]  # hip stays, left and right swap
+    assert np.abs(w[found] - swapped[found]).max() < 0.02
+
+
+def scaled_legs(height):
+    """LEGS drawn at another resolution (the same shape, `height` px tall)."""
+    s = height / 160
+    xx, yy = grid(height, int(120 * s))
+    x, y = xx / s, yy / s
+    leg = (y > 10) & (y < 120) & (((x > 30) & (x < 59)) | ((x > 61) & (x < 90)))
+    hip = (y >= 120) & (y < 150) & (x > 30) & (x < 90)
+    return (leg | hip).astype(np.float32)
+
+
+def test_the_same_character_at_512_and_2048_pixels_gets_the_same_weights(scene, tmp_path):
+    results = []
+    for height in (512, 2048):
+        alpha = scaled_legs(height)
+        ob = vectorized(tmp_path, alpha, f"legs{height}")
+        s = height / 160
+        bones = {n: (np.array(h) * s, np.array(t) * s) for n, (h, t) in LEG_BONES.items()}
+        arm = rig_for(ob, alpha.shape, bones)
+        w = bind(ob, arm)
+        pts, tris = mesh_in_pixels(ob, alpha.shape)
+        results.append((pts / s, tris, w, ob.dimensions.copy()))
+    (p_lo, _t_lo, w_lo, size_lo), (p_hi, t_hi, w_hi, size_hi) = results
+    assert (size_lo - size_hi).length < 0.01, "Images as Planes makes both the same size"
+    assert len(p_hi) != len(p_lo) or not np.allclose(p_hi, p_lo), "two different meshes"
+    at_lo, found = interpolate_on_mesh(p_hi, t_hi, w_hi, p_lo)
+    assert found.mean() > 0.95
+    assert np.abs(at_lo[found] - w_lo[found]).max() < 0.02
+
+
+def test_a_posed_render_moves_the_bent_leg_and_leaves_the_other_where_it_was(scene, tmp_path):
+    front_camera(size=160, ortho_scale=1.1)
+    ob = vectorized(tmp_path, LEGS)
+    arm = rig_for(ob, LEGS.shape, LEG_BONES)
+    bind(ob, arm)
+    rest = render(tmp_path / "rest.png")
+    # Swing the left leg outwards about the picture's normal (world Y), given in the bone's own axes.
+    pose = arm.pose.bones["leg.L"]
+    axis = pose.bone.matrix_local.to_3x3().inverted() @ Vector((0.0, 1.0, 0.0))
+    pose.rotation_quaternion = Matrix.Rotation(0.8, 4, axis.normalized()).to_quaternion()
+    bpy.context.view_layer.update()
+    posed = render(tmp_path / "posed.png")
+    seen_rest, seen_posed = rest[..., 3] > 0.5, posed[..., 3] > 0.5
+    h, w = seen_rest.shape
+    left, right = np.zeros_like(seen_rest), np.zeros_like(seen_rest)
+    left[:, :w // 2 - 2] = True
+    right[:, w // 2 + 2:] = True
+    # The right leg, below the hip, renders exactly as before; the left one moved.
+    low = np.zeros_like(seen_rest)
+    low[:h // 2] = True
+    assert (seen_rest & right & low).sum() > 500
+    assert np.abs(rest[right & low] - posed[right & low]).max() < 2 / 255
+    changed = (seen_rest != seen_posed) & left & low
+    assert changed.sum() > 0.3 * (seen_rest & left & low).sum()
+
+
+def test_changing_a_bones_smoothness_reweights_from_the_kept_distances(scene, tmp_path, vide):
+    binding = vide.vide_addon.binding
+    ob = vectorized(tmp_path, LEGS)
+    arm = rig_for(ob, LEGS.shape, LEG_BONES)
+    before = bind(ob, arm)
+    kept = binding._measured[ob.session_uid].dist
+    arm.data.bones["hip"].vide.smoothness = 0.1  # the update re-weights the bound mesh
+    live = bone_weights(ob, list(arm.data.bones.keys()))
+    assert binding._measured[ob.session_uid].dist is kept, "distances were not measured again"
+    assert np.abs(live - before).max() > 0.1
+    expected = vide.vide_addon.core.weights.falloff_weights(kept, np.array([0.1, 0.03, 0.03]))
+    assert np.abs(live - expected).max() < 1e-6
+    # Binding afresh measures again (the mesh is now parented, its matrix re-evaluated) to nearly the same.
+    assert np.abs(live - bind(ob, arm)).max() < 0.01
+
+
+def test_rebinding_reuses_the_modifier_keeps_other_groups_and_does_not_move_the_mesh(scene, tmp_path):
+    ob = vectorized(tmp_path, LEGS)
+    ob.location = (0.3, 0.1, -0.2)
+    paint = ob.vertex_groups.new(name="paint")
+    paint.add([0, 1, 2], 0.5, 'REPLACE')
+    bpy.context.view_layer.update()
+    world = ob.matrix_world.copy()
+    arm = rig_for(ob, LEGS.shape, LEG_BONES)
+    arm.location.x += 0.01
+    bpy.context.view_layer.update()
+    first = bind(ob, arm)
+    second = bind(ob, arm, smoothness=0.05)
+    bpy.context.view_layer.update()
+    assert [m.type for m in ob.modifiers] == ['ARMATURE'] and ob.modifiers[0].object == arm
+    assert ob.parent == arm
+    assert np.allclose(np.array(ob.matrix_world), np.array(world), atol=1e-6)
+    assert [g.weight for g in ob.data.vertices[0].groups if g.group == paint.index] == [0.5]
+    assert np.abs(first - second).max() > 0.01, "the new smoothness replaced the old weights"
+
+
+def test_weights_do_not_depend_on_where_the_mesh_and_the_armature_are(scene, tmp_path):
+    ob = vectorized(tmp_path, LEGS, "still")
+    w0 = bind(ob, rig_for(ob, LEGS.shape, LEG_BONES))
+    moved = vectorized(tmp_path, LEGS, "moved")
+    moved.rotation_euler = (0.4, -0.3, 1.1)
+    moved.location = (2.0, -1.0, 0.5)
+    bpy.context.view_layer.update()
+    turned = Matrix.Translation((0.5, 0.2, 0.0)) @ Matrix.Rotation(0.7, 4, 'Z')
+    w1 = bind(moved, rig_for(moved, LEGS.shape, LEG_BONES, matrix=turned))
+    assert np.allclose(mesh_in_pixels(ob, LEGS.shape)[0], mesh_in_pixels(moved, LEGS.shape)[0]), "same mesh"
+    # Not bit for bit: float32 vertices, once transformed, settle a few links that run exactly along the
+    # outline the other way, which moves distances by a few hundredths of a pixel.
+    assert np.abs(w1 - w0).max() < 0.01
+
+
+def test_a_non_uniformly_scaled_plane_is_weighted_without_leaking(scene, tmp_path):
+    ob = vectorized(tmp_path, LEGS)
+    ob.scale = (1.6, 1.0, 0.7)
+    bpy.context.view_layer.update()
+    w = bind(ob, rig_for(ob, LEGS.shape, LEG_BONES), prune=0.0)
+    pts, _tris = mesh_in_pixels(ob, LEGS.shape)
+    right_leg = (pts[:, 0] > 61) & (pts[:, 1] < 96)
+    assert w[right_leg, 1].max() < 0.01

@@ -1,0 +1,190 @@
+"""Distances inside a shape against exact geodesics, and the weights made from them, without Blender.
+
+Exact geodesics in a polygon are shortest paths in its visibility graph: straight lines that bend only at
+reflex corners. The test meshes are Delaunay triangulations of lattice points inside the polygon.
+"""
+
+import heapq
+
+import numpy as np
+import pytest
+from scipy.spatial import Delaunay
+from vide_addon.core import geodesic
+from vide_addon.core.geodesic import Domain, bone_distances
+from vide_addon.core.weights import falloff_weights
+
+# Two legs 4 units apart joined at the top: a source in the left leg reaches the right one around two
+# reflex corners.
+LEGS = np.array([(0, 0), (40, 0), (40, 100), (44, 100), (44, 0), (84, 0), (84, 130), (0, 130)], float)
+# An L: one reflex corner.
+ELL = np.array([(0, 0), (120, 0), (120, 40), (40, 40), (40, 120), (0, 120)], float)
+
+
+def polygon_mesh(poly, spacing, jitter=0.0, seed=0):
+    """Lattice points inside the polygon plus its edges sampled at half the spacing, Delaunay-triangulated;
+    triangles whose centre is outside are dropped."""
+    lo, hi = poly.min(axis=0), poly.max(axis=0)
+    xx, yy = np.meshgrid(np.arange(lo[0], hi[0] + spacing, spacing), np.arange(lo[1], hi[1] + spacing, spacing))
+    inner = np.column_stack([xx.ravel(), yy.ravel()])
+    inner += np.random.default_rng(seed).uniform(-jitter, jitter, inner.shape) * spacing
+    inner = inner[inside_polygon(inner, poly, margin=0.3 * spacing)]
+    edge = []
+    for a, b in zip(poly, np.roll(poly, -1, axis=0)):
+        count = int(np.ceil(np.hypot(*(b - a)) / (spacing / 2)))
+        edge.append(a + np.linspace(0, 1, count, endpoint=False)[:, None] * (b - a))
+    pts = np.vstack([np.vstack(edge), inner])
+    tris = Delaunay(pts).simplices
+    keep = inside_polygon(pts[tris].mean(axis=1), poly)
+    return pts, tris[keep]
+
+
+def inside_polygon(pts, poly, margin=0.0):
+    """Even-odd test; with a margin, also at least that far from every edge."""
+    a, b = poly, np.roll(poly, -1, axis=0)
+    px, py = pts[:, 0, None], pts[:, 1, None]
+    straddle = (a[:, 1] > py) != (b[:, 1] > py)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        x_cross = a[:, 0] + (py - a[:, 1]) * (b[:, 0] - a[:, 0]) / (b[:, 1] - a[:, 1])
+    inside = (np.count_nonzero(straddle & (px < x_cross), axis=1) % 2).astype(bool)
+    if margin:
+        inside &= ~on_polygon(pts, poly, tol=margin)
+    return inside
+
+
+def on_polygon(pts, poly, tol=1e-9):
+    a, b = poly, np.roll(poly, -1, axis=0)
+    ab = b - a
+    t = np.clip(((pts[:, None] - a) * ab).sum(-1) / (ab * ab).sum(-1), 0, 1)
+    return np.hypot(*(pts[:, None] - (a + t[..., None] * ab)).transpose(2, 0, 1)).min(axis=1) <= tol
+
+
+def exact_geodesic(poly, source, targets):
+    """Shortest path lengths inside the polygon from `source` to each target, through reflex corners."""
+    n = len(poly)
+    turn = [np.cross(poly[i] - poly[i - 1], poly[(i + 1) % n] - poly[i]) for i in range(n)]
+    ccw = sum(np.cross(poly[i], poly[(i + 1) % n]) for i in range(n)) > 0
+    nodes = np.vstack([source, poly[[i for i in range(n) if (turn[i] < 0) == ccw]]])
+
+    def sees(p, qs):
+        """Whether p sees each of qs: no edge crossed properly and the middle inside (or on the edge)."""
+        ok = np.ones(len(qs), bool)
+        for a, b in zip(poly, np.roll(poly, -1, axis=0)):
+            d1, d2 = np.cross(b - a, p - a), np.cross(b - a, qs - a)
+            d3, d4 = np.cross(qs - p, a - p), np.cross(qs - p, b - p)
+            ok &= ~((d1 * d2 < -1e-9) & (d3 * d4 < -1e-9))
+        mid = (p + qs) / 2
+        return ok & (inside_polygon(mid, poly) | on_polygon(mid, poly))
+
+    # Dijkstra over the source and the reflex corners.
+    best = np.full(len(nodes), np.inf)
+    best[0] = 0.0
+    heap = [(0.0, 0)]
+    while heap:
+        d, i = heapq.heappop(heap)
+        if d > best[i]:
+            continue
+        seen = sees(nodes[i], nodes)
+        for j in np.flatnonzero(seen):
+            nd = d + np.hypot(*(nodes[j] - nodes[i]))
+            if j != i and nd < best[j] - 1e-12:
+                best[j] = nd
+                heapq.heappush(heap, (nd, j))
+    out = np.full(len(targets), np.inf)
+    for j in np.flatnonzero(np.isfinite(best)):
+        via = np.where(sees(nodes[j], targets), best[j] + np.hypot(*(targets - nodes[j]).T), np.inf)
+        out = np.minimum(out, via)
+    return out
+
+
+@pytest.mark.parametrize("poly, source", [(LEGS, (20.0, 20.0)), (ELL, (20.0, 100.0))], ids=["legs", "ell"])
+@pytest.mark.parametrize("spacing, max_nodes", [(2.0, geodesic.MAX_NODES), (1.0, 3000)],
+                         ids=["every-vertex-a-node", "thinned-graph"])
+def test_distance_is_within_5_percent_of_the_exact_geodesic_and_2_percent_on_average(poly, source, spacing,
+                                                                                      max_nodes):
+    pts, tris = polygon_mesh(poly, spacing, jitter=0.2)
+    domain = Domain.from_mesh(pts, tris, max_nodes=max_nodes)
+    assert (len(domain.nodes) < len(pts)) == (max_nodes < len(pts))
+    src = np.array([source])
+    dist, outside = bone_distances(domain, src, src)
+    exact = exact_geodesic(poly, np.array(source), pts)
+    far = exact > spacing
+    error = (dist[far, 0] - exact[far]) / exact[far]
+    assert not outside.any()
+    assert error.min() > -1e-6, "a path left the shape (shorter than the exact geodesic)"
+    assert error.max() <= 0.05, error.max()
+    assert error.mean() <= 0.02, error.mean()
+
+
+def test_distance_from_a_bone_segment_is_the_distance_to_the_segment_in_a_convex_shape():
+    rect = np.array([(0, 0), (100, 0), (100, 60), (0, 60)], float)
+    pts, tris = polygon_mesh(rect, 2.0, jitter=0.2)
+    head, tail = np.array([20.0, 30.0]), np.array([70.0, 40.0])
+    dist, _ = bone_distances(Domain.from_mesh(pts, tris), head[None], tail[None])
+    ab = tail - head
+    t = np.clip((pts - head) @ ab / (ab @ ab), 0, 1)
+    exact = np.hypot(*(pts - (head + t[:, None] * ab)).T)
+    assert np.abs(dist[:, 0] - exact).max() <= 0.02 * exact.max()
+
+
+@pytest.mark.parametrize("turn", [0.0, 0.3, 2.0])
+def test_the_other_leg_is_reached_only_around_the_top_of_the_gap(turn):
+    """Also when turned and rounded to float32 as Blender's vertices are: the legs' bottom edges lie on one
+    line, and a link along it past both corners of the gap must not count as inside."""
+    pts, tris = polygon_mesh(LEGS, 2.0)
+    rot = np.array([[np.cos(turn), -np.sin(turn)], [np.sin(turn), np.cos(turn)]])
+    src = np.array([[20.0, 10.0]]) @ rot.T
+    dist, _ = bone_distances(Domain.from_mesh((pts @ rot.T).astype(np.float32).astype(float), tris), src, src)
+    right_foot = (pts[:, 0] > 44) & (pts[:, 1] < 20)
+    # Straight across the gap it is about 25-60 units; around the top of it at least 2 x 90.
+    assert dist[right_foot, 0].min() > 180
+
+
+def test_a_bone_outside_the_shape_starts_from_the_nearest_part():
+    pts, tris = polygon_mesh(LEGS, 2.0)
+    head, tail = np.array([[-30.0, 20.0]]), np.array([[-30.0, 60.0]])
+    dist, outside = bone_distances(Domain.from_mesh(pts, tris), head, tail)
+    assert outside.tolist() == [True]
+    assert np.isfinite(dist).all()
+    left_edge = pts[:, 0] == 0
+    assert np.allclose(dist[left_edge & (pts[:, 1] >= 20) & (pts[:, 1] <= 60), 0], 30.0, atol=0.5)
+    # Around the top of the gap: 30 to the shape, then 56.6 up to the gap's top, 4 across and 80 down
+    # (about 170); straight across it would be about 80.
+    right_foot = (pts[:, 0] > 44) & (pts[:, 1] < 20)
+    assert dist[right_foot, 0].min() > 0.97 * (30 + np.hypot(40, 40) + 4 + 80)
+
+
+def test_an_island_no_bone_reaches_belongs_to_the_nearest_bone():
+    a_pts, a_tris = polygon_mesh(np.array([(0, 0), (30, 0), (30, 30), (0, 30)], float), 3.0)
+    b_pts, b_tris = polygon_mesh(np.array([(60, 0), (90, 0), (90, 30), (60, 30)], float), 3.0)
+    pts, tris = np.vstack([a_pts, b_pts]), np.vstack([a_tris, b_tris + len(a_pts)])
+    heads = np.array([[10.0, 15.0], [-40.0, 15.0]])
+    tails = np.array([[20.0, 15.0], [-50.0, 15.0]])
+    dist, outside = bone_distances(Domain.from_mesh(pts, tris), heads, tails)
+    assert outside.tolist() == [False, True]
+    island = np.arange(len(a_pts), len(pts))
+    assert np.isfinite(dist[island, 0]).all() and np.isinf(dist[island, 1]).all()
+    w = falloff_weights(dist, np.array([5.0, 5.0]))
+    assert np.allclose(w[island], [1.0, 0.0])
+
+
+def test_weights_sum_to_one_over_at_most_max_influences_none_negative_and_no_underflow():
+    rng = np.random.default_rng(1)
+    dist = rng.uniform(0, 100, (500, 12))
+    dist[:50] += 1e6  # far from every bone: exp would underflow without the row maximum taken out
+    smooth = rng.uniform(1, 20, 12)
+    for k in (1, 2, 4, 8):
+        w = falloff_weights(dist, smooth, max_influences=k, prune=0.01)
+        assert np.allclose(w.sum(axis=1), 1.0, atol=1e-12)
+        assert (np.count_nonzero(w, axis=1) <= k).all()
+        assert w.min() >= 0.0
+        assert ((w == 0) | (w >= 0.01 - 1e-12)).all()
+        assert (w.argmax(axis=1) == (dist / smooth).argmin(axis=1)).all()
+
+
+def test_weights_follow_exp_of_minus_distance_over_smoothness():
+    dist = np.array([[1.0, 3.0, np.inf]])
+    smooth = np.array([2.0, 1.0, 1.0])
+    w = falloff_weights(dist, smooth, max_influences=4, prune=0.0)
+    e = np.exp([-0.5, -3.0])
+    assert np.allclose(w[0, :2], e / e.sum())
+    assert w[0, 2] == 0.0

@@ -1,0 +1,110 @@
+"""Binding meshes to an armature with VIDE's weights, and re-weighting them live.
+
+The distances from the bones are the expensive part; the weights are cheap. So a bind keeps the
+distances in memory (per mesh, with a fingerprint of the mesh and the rest pose they were measured
+for), and changing a bone's smoothness re-weights from them. After a reload, or once the mesh or the
+rest pose has changed, the distances are measured again.
+"""
+
+import hashlib
+from dataclasses import dataclass
+
+import bpy
+import numpy as np
+
+from .bridge.rig import attach, deform_bones, mesh_in_plane, write_groups
+from .core.errors import VideError
+from .core.geodesic import Domain, bone_distances
+from .core.weights import falloff_weights
+
+
+@dataclass
+class Measured:
+    names: list
+    dist: np.ndarray  # (vertices, bones)
+    fingerprint: bytes
+    weights: np.ndarray  # as last written
+
+
+_measured = {}  # Object.session_uid -> Measured
+
+
+@dataclass
+class BindReport:
+    vertices: int
+    bones: int
+    point_bones: list  # bones that point out of the mesh's plane
+    outside_bones: list  # bones wholly outside the mesh
+
+
+def bind(ob, arm, settings):
+    """Weights `ob` to the deform bones of `arm`, adds the Armature modifier and parents it. Everything
+    that can fail (bad mesh, no deform bones) fails before `ob` is changed."""
+    plane, points, tris = mesh_in_plane(ob)
+    names, heads, tails, point_bones = deform_bones(arm, plane)
+    dist, outside = bone_distances(Domain.from_mesh(points, tris), heads, tails)
+    weights = _weights(arm, names, dist, settings)
+    write_groups(ob, names, weights)
+    attach(ob, arm)
+    ob.vide.bind.armature = arm
+    ob.vide.bind.copy_from(settings)
+    _measured[ob.session_uid] = Measured(names, dist, _fingerprint(ob, arm), weights)
+    return BindReport(len(points), len(names), point_bones, [n for n, o in zip(names, outside) if o])
+
+
+def reweight(ob):
+    """Weights `ob` again with the current smoothness of its bones: from the kept distances when they
+    still fit the mesh and the rest pose, else by binding again."""
+    arm = ob.vide.bind.armature
+    kept = _measured.get(ob.session_uid)
+    if kept is None or kept.fingerprint != _fingerprint(ob, arm):
+        bind(ob, arm, ob.vide.bind)
+        return
+    weights = _weights(arm, kept.names, kept.dist, ob.vide.bind)
+    write_groups(ob, kept.names, weights, previous=kept.weights)
+    kept.weights = weights
+
+
+def reweight_armature(armature_data):
+    """Re-weights every mesh VIDE bound to an armature object using `armature_data`. Runs from a property
+    update, where nothing can be reported: a mesh that cannot be re-weighted keeps its weights."""
+    for ob in bound_meshes(armature_data):
+        try:
+            reweight(ob)
+        except VideError as err:
+            print(f"VIDE: '{ob.name}' keeps its weights: {err}")
+
+
+def bound_meshes(armature_data):
+    return [ob for ob in bpy.data.objects
+            if ob.type == 'MESH' and ob.vide.bind.armature is not None
+            and ob.vide.bind.armature.data == armature_data and not ob.library]
+
+
+def forget_all():
+    _measured.clear()
+
+
+def _weights(arm, names, dist, settings):
+    """Each bone's own smoothness, or the bind's where the bone has none."""
+    bones = arm.data.bones
+    own = [bones[n].vide.smoothness if n in bones else 0.0 for n in names]
+    smoothness = np.array([s or settings.smoothness for s in own])
+    return falloff_weights(dist, smoothness, settings.max_influences, settings.prune)
+
+
+def _fingerprint(ob, arm):
+    """What the distances depend on: the mesh's vertices and faces, where the armature is relative to
+    the mesh (rounded, as re-evaluated matrices differ in their last bits) and the rest pose."""
+    me = ob.data
+    co = np.empty(len(me.vertices) * 3, np.float32)
+    me.vertices.foreach_get("co", co)
+    h = hashlib.blake2b(co.tobytes(), digest_size=16)
+    h.update(np.array([len(me.polygons), len(me.loops)]).tobytes())
+    relative = np.linalg.inv(np.array(ob.matrix_world)) @ np.array(arm.matrix_world)
+    h.update((np.round(relative, 5) + 0.0).tobytes())  # + 0.0 turns -0.0 into 0.0
+    h.update((np.round(np.array(ob.matrix_world)[:3, :3], 5) + 0.0).tobytes())
+    for bone in arm.data.bones:
+        h.update(bone.name.encode())
+        h.update(np.array([*bone.head_local, *bone.tail_local, bone.use_deform], np.float32).tobytes())
+    return h.digest()

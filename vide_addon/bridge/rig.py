@@ -1,0 +1,105 @@
+"""Meshes and armatures as flat numpy arrays, and vertex weights back into Blender.
+
+A cutout mesh is flat, but its object and the armature may have any transforms. Both are taken to world
+space and projected onto the mesh's own plane (its best fit, so a vectorized plane in any alignment
+works), so distances are world lengths, in scene units, measured in the picture's plane.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..core.errors import VideError
+
+
+@dataclass
+class Plane:
+    origin: np.ndarray  # (3,) world
+    axes: np.ndarray  # (2, 3) orthonormal, world
+
+    def project(self, world):
+        return (np.asarray(world, float) - self.origin) @ self.axes.T
+
+
+def mesh_in_plane(ob):
+    """(plane, vertices (n, 2) in it, triangles (m, 3)) of a mesh object, from its undeformed data."""
+    me = ob.data
+    n = len(me.vertices)
+    co = np.empty(n * 3)
+    me.vertices.foreach_get("co", co)
+    co = co.reshape(n, 3)
+    me.calc_loop_triangles()
+    tris = np.empty(len(me.loop_triangles) * 3, np.int64)
+    me.loop_triangles.foreach_get("vertices", tris)
+    if len(tris) == 0:
+        raise VideError("it has no faces to weight: vectorize it or fill it first.")
+    mw = np.array(ob.matrix_world)
+    world = co @ mw[:3, :3].T + mw[:3, 3]
+    used = world[np.unique(tris)]
+    origin = used.mean(axis=0)
+    _u, sv, vt = np.linalg.svd(used - origin, full_matrices=False)
+    if sv[1] <= 1e-9 * max(sv[0], 1e-30):
+        raise VideError("it has no area (all its vertices lie on a line).")
+    plane = Plane(origin, vt[:2])
+    return plane, plane.project(world), tris.reshape(-1, 3)
+
+
+def deform_bones(arm, plane):
+    """Names, heads (b, 2) and tails (b, 2) of the armature's deform bones in its rest pose, in the plane,
+    and the names of bones that point out of the plane (so project to a point)."""
+    bones = [b for b in arm.data.bones if b.use_deform]
+    if not bones:
+        raise VideError(f"'{arm.name}' has no deform bones: tick Deform in Bone Properties for the bones "
+                        "that should move the mesh.")
+    mw = np.array(arm.matrix_world)
+    ends = np.array([[*b.head_local, 1.0] for b in bones] + [[*b.tail_local, 1.0] for b in bones]) @ mw.T
+    flat = plane.project(ends[:, :3])
+    heads, tails = flat[:len(bones)], flat[len(bones):]
+    length3d = np.linalg.norm(ends[len(bones):, :3] - ends[:len(bones), :3], axis=1)
+    point_like = np.hypot(*(tails - heads).T) < 1e-3 * np.maximum(length3d, 1e-12)
+    return [b.name for b in bones], heads, tails, [b.name for b, p in zip(bones, point_like) if p]
+
+
+def write_groups(ob, names, weights, previous=None):
+    """Vertex groups named `names` (created if missing) get the columns of `weights` (n, bones).
+
+    Without `previous`, each group's old weights are cleared first; with the `previous` weights VIDE
+    wrote, only the entries that changed are touched (a live re-weight). Other groups are left alone.
+    """
+    for col, name in enumerate(names):
+        group = ob.vertex_groups.get(name)
+        new = weights[:, col]
+        if previous is None or group is None:
+            if group is not None:  # clearing by removal is far quicker than removing every vertex
+                ob.vertex_groups.remove(group)
+            group = ob.vertex_groups.new(name=name)
+            rows = np.flatnonzero(new > 0.0)
+        else:
+            rows = np.flatnonzero(new != previous[:, col])
+            gone = rows[new[rows] == 0.0]
+            if len(gone):
+                group.remove(gone.tolist())
+            rows = rows[new[rows] > 0.0]
+        whole = rows[new[rows] == 1.0]  # vertices wholly on this bone: one call for all of them
+        if len(whole):
+            group.add(whole.tolist(), 1.0, 'REPLACE')
+        add = group.add
+        rows = rows[new[rows] != 1.0]
+        for i, w in zip(rows.tolist(), new[rows].tolist()):
+            add((i,), w, 'REPLACE')
+
+
+def attach(ob, arm):
+    """Armature modifier (reused if one already uses `arm`) and `arm` as parent, without moving `ob`."""
+    mod = next((m for m in ob.modifiers if m.type == 'ARMATURE' and m.object == arm), None)
+    if mod is None:
+        mod = ob.modifiers.new("Armature", 'ARMATURE')
+        mod.object = arm
+    mod.use_vertex_groups = True
+    if ob.parent != arm:
+        world = ob.matrix_world.copy()
+        ob.parent = arm
+        ob.parent_type = 'OBJECT'
+        ob.matrix_parent_inverse = arm.matrix_world.inverted()
+        ob.matrix_world = world
+    return mod

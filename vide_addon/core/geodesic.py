@@ -1,0 +1,422 @@
+"""Distances from bones measured inside a flat triangle mesh: paths may not leave it, so the distance from
+one leg to the other runs up through the hip, never across the gap between them.
+
+Shortest paths inside a polygon are straight lines that bend only at its reflex corners. So the domain is
+a graph over a set of nodes (the mesh's reflex corners, its boundary and its interior, thinned to at most
+`MAX_NODES` so the cost does not grow with the mesh) with straight links to each node's nearest
+neighbours wherever the link stays inside the mesh. With links in many directions, graph distances stay
+within a few percent of the true geodesic (under 1% on average). Each bone is a source linked straight
+to the nodes near it that see it; scipy's Dijkstra spreads its distance over the nodes. Vertices near a
+bone take their distance straight from it; the others interpolate it inside a triangle of linked nodes,
+or step straight from a node they see.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import ndimage
+from scipy.sparse import coo_matrix, csr_matrix
+from scipy.sparse.csgraph import connected_components, dijkstra
+from scipy.spatial import Delaunay, cKDTree
+
+from .contour import points_in_edges
+from .errors import VideError
+
+MAX_NODES = 6000  # graph size: bounds the time per bone whatever the mesh density
+NEIGHBOURS = 24  # straight links tried per node
+VERTEX_LINKS = 8  # nodes each vertex looks at
+BONE_REACH = 6.0  # in node spacings: nodes this close to a bone take their distance straight from it
+VERTEX_REACH = 3.0  # in node spacings: and so do vertices this close
+
+
+@dataclass
+class Domain:
+    """A flat mesh (vertices in 2D, triangles) as a graph whose links never leave it."""
+
+    points: np.ndarray  # (n, 2) mesh vertices
+    edges: np.ndarray  # (e, 2) mesh edges
+    boundary: np.ndarray  # (b, 2) boundary edges, directed with the mesh on their left
+    clear: "Clearance"
+    clearance: np.ndarray  # (n,) a lower bound of each vertex's distance to the boundary
+    on_boundary: np.ndarray = None  # (n,) bool
+    to_next: np.ndarray = None  # (n, 2) along the outgoing boundary edge
+    opening: np.ndarray = None  # (n,) angle of the mesh between them (NaN: not a simple boundary point)
+    nodes: np.ndarray = None  # vertex indices of the graph's nodes
+    spacing: float = 1.0  # typical distance between neighbouring nodes
+    tolerance: float = 0.0  # lengths below this are rounding (float32 vertices)
+    graph: csr_matrix = None  # (nodes, nodes) link lengths
+
+    @classmethod
+    def from_mesh(cls, points, tris, max_nodes=MAX_NODES, neighbours=NEIGHBOURS):
+        points = np.asarray(points, float)
+        tris = np.asarray(tris, np.int64).reshape(-1, 3)
+        a, b, c = (points[tris[:, i]] for i in range(3))
+        area = np.cross(b - a, c - a)
+        tris = np.where((area < 0)[:, None], tris[:, [0, 2, 1]], tris)  # all counter-clockwise
+        n = len(points)
+        directed = np.concatenate([tris[:, [0, 1]], tris[:, [1, 2]], tris[:, [2, 0]]])
+        key = directed.min(axis=1) * n + directed.max(axis=1)
+        _keys, first, inverse, counts = np.unique(key, return_index=True, return_inverse=True,
+                                                  return_counts=True)
+        edges = directed[first]
+        boundary = directed[counts[inverse] == 1]
+        if len(boundary) == 0:
+            raise VideError("it has no outline (every edge joins two faces): VIDE weights flat cutout meshes.")
+        clear = Clearance(points, points[boundary[:, 0]], points[boundary[:, 1]])
+        domain = cls(points, edges, boundary, clear, clear.at(points))
+        domain.tolerance = 1e-6 * float(np.ptp(points, axis=0).max())
+        domain._corners()
+        domain.nodes, domain.spacing = _thin(domain, 0.5 * float(np.abs(area).sum()), max_nodes)
+        domain.graph = domain._links(neighbours)
+        return domain
+
+    def _corners(self):
+        """At each boundary vertex, the direction along its outgoing boundary edge and the angle the mesh
+        opens from there (counter-clockwise) to its incoming edge; NaN where the boundary is not a simple
+        loop through the vertex."""
+        n = len(self.points)
+        out_count = np.bincount(self.boundary[:, 0], minlength=n)
+        nxt = np.full(n, -1)
+        prv = np.full(n, -1)
+        nxt[self.boundary[:, 0]] = self.boundary[:, 1]
+        prv[self.boundary[:, 1]] = self.boundary[:, 0]
+        self.on_boundary = out_count > 0
+        simple = out_count == 1
+        self.to_next = self.points[nxt] - self.points
+        self.opening = np.where(simple, _ccw_angle(self.to_next, self.points[prv] - self.points), np.nan)
+
+    def _links(self, neighbours):
+        """Symmetric graph of straight, inside links between each node and its nearest nodes."""
+        pts = self.points[self.nodes]
+        m = len(pts)
+        k = min(neighbours + 1, m)
+        _d, nn = cKDTree(pts).query(pts, k=k)
+        pairs = np.stack([np.repeat(np.arange(m), k - 1), nn.reshape(m, k)[:, 1:].ravel()], axis=1)
+        pairs = np.unique(np.sort(pairs, axis=1), axis=0)
+        pairs = pairs[self.visible(self.nodes[pairs[:, 0]], self.nodes[pairs[:, 1]])]
+        node_of = np.full(len(self.points), -1)
+        node_of[self.nodes] = np.arange(m)
+        mesh = node_of[self.edges]
+        pairs = np.vstack([pairs, mesh[(mesh >= 0).all(axis=1)]])  # mesh edges lie inside by definition
+        pairs = np.unique(np.sort(pairs, axis=1), axis=0)
+        length = np.hypot(*(pts[pairs[:, 1]] - pts[pairs[:, 0]]).T)
+        rows = np.concatenate([pairs[:, 0], pairs[:, 1]])
+        cols = np.concatenate([pairs[:, 1], pairs[:, 0]])
+        return coo_matrix((np.concatenate([length, length]), (rows, cols)), shape=(m, m)).tocsr()
+
+    def visible(self, i, j=None, q=None):
+        """Whether the segment from vertex i to vertex j (or to the point q) stays inside the mesh."""
+        p = self.points[i]
+        if q is None:
+            q, cq = self.points[j], self.clearance[j]
+        else:
+            j, cq = np.full(len(i), -1), np.zeros(len(q))
+        # The disks of clearance around both ends lie inside the mesh; if they cover the segment, it does.
+        ok = np.hypot(*(q - p).T) <= self.clearance[i] + cq
+        rest = np.flatnonzero(~ok)
+        if len(rest):
+            ok[rest] = self.clear.covers(p[rest], q[rest])
+            rest = rest[~ok[rest]]
+        if len(rest):
+            ok[rest] = self._exactly_visible(p[rest], q[rest], i[rest], j[rest])
+        return ok
+
+    def _exactly_visible(self, p, q, ip, iq):
+        """The segment leaves each boundary vertex at its ends into the mesh, and touches no boundary
+        edge except at those ends. (Two segments that share an end cannot cross elsewhere.)"""
+        ok = self._leaves_inward(ip, q - p) & self._leaves_inward(iq, p - q)
+        test = np.flatnonzero(ok)
+        p, q, ip, iq = p[test], q[test], ip[test], iq[test]
+        a, b = self.points[self.boundary[:, 0]], self.points[self.boundary[:, 1]]
+        half = 0.5 * np.hypot(*(q - p).T)
+        reach = 0.5 * float(np.hypot(*(b - a).T).max())
+        seg, edge = _pairs_within(cKDTree(0.5 * (a + b)), 0.5 * (p + q), half + reach + 1e-9)
+        ea, eb = self.boundary[edge, 0], self.boundary[edge, 1]
+        at_end = (ea == ip[seg]) | (eb == ip[seg]) | (ea == iq[seg]) | (eb == iq[seg])
+        ok[test[seg[_touch(p[seg], q[seg], a[edge], b[edge], self.tolerance) & ~at_end]]] = False
+        return ok
+
+    def _leaves_inward(self, i, d):
+        """Whether direction d from vertex i (or from no vertex, i = -1) points into the mesh."""
+        ok = np.ones(len(i), bool)
+        edge = np.flatnonzero((i >= 0) & self.on_boundary[np.maximum(i, 0)])
+        if len(edge) == 0:
+            return ok
+        v = i[edge]
+        opening = self.opening[v]
+        turn = _ccw_angle(self.to_next[v], d[edge])
+        # Along a boundary edge counts as inside, to within the rounding tolerance.
+        eps = self.tolerance / np.maximum(np.hypot(*d[edge].T), 1e-300)
+        ok[edge] = (turn <= opening + eps) | (turn >= 2.0 * np.pi - eps)
+        loose = np.flatnonzero(np.isnan(opening))  # the boundary touches itself here: test a point
+        if len(loose):
+            step = 1e-6 * np.hypot(*d[edge[loose]].T)[:, None]
+            unit = d[edge[loose]] / np.maximum(np.hypot(*d[edge[loose]].T), 1e-300)[:, None]
+            ok[edge[loose]] = self.inside(self.points[v[loose]] + step * unit)
+        return ok
+
+    def inside(self, pts):
+        """Even-odd test of points against the mesh boundary."""
+        a, b = self.points[self.boundary[:, 0]], self.points[self.boundary[:, 1]]
+        return points_in_edges(np.asarray(pts, float), a, b)
+
+
+def _ccw_angle(u, v):
+    """Counter-clockwise angle from u to v, in [0, 2 pi)."""
+    turn = np.arctan2(u[:, 0] * v[:, 1] - u[:, 1] * v[:, 0], np.einsum("ij,ij->i", u, v))
+    return np.mod(turn, 2.0 * np.pi)
+
+
+def _pairs_within(tree, centres, radius, k=32):
+    """(query, item) pairs with item within radius[query] of centres[query]: a fixed-size k-nearest
+    query for most, a ball query only where k were not enough."""
+    if len(centres) == 0:
+        return np.empty(0, np.int64), np.empty(0, np.int64)
+    k = min(k, tree.n)
+    dist, idx = tree.query(centres, k=k, distance_upper_bound=float(radius.max()))
+    dist, idx = dist.reshape(len(centres), k), idx.reshape(len(centres), k)
+    hit = dist <= radius[:, None]
+    full = np.flatnonzero(hit[:, -1]) if k < tree.n else np.empty(0, np.int64)
+    hit[full] = False
+    query, slot = np.nonzero(hit)
+    pairs = [query, idx[query, slot]]
+    if len(full):
+        more = tree.query_ball_point(centres[full], radius[full])
+        counts = np.fromiter(map(len, more), np.int64, len(full))
+        pairs = [np.concatenate([query, np.repeat(full, counts)]),
+                 np.concatenate([idx[query, slot]] + [np.asarray(m, np.int64) for m in more])]
+    return pairs[0], pairs[1]
+
+
+class Clearance:
+    """A lower bound of the distance to the boundary anywhere, from a distance transform of the boundary
+    edges drawn into a grid (less the grid's rounding)."""
+
+    def __init__(self, points, a, b, max_cells=2048):
+        length = np.hypot(*(b - a).T)
+        self.lo = points.min(axis=0)
+        extent = points.max(axis=0) - self.lo
+        self.cell = max(float(np.median(length)) / 2.0, float(extent.max()) / max_cells, 1e-12)
+        count = np.maximum(np.ceil(length / self.cell).astype(np.int64), 1)
+        edge = np.repeat(np.arange(len(a)), count)
+        t = (np.arange(count.sum()) - np.repeat(np.cumsum(count) - count, count)) / count[edge]
+        samples = a[edge] + t[:, None] * (b - a)[edge]
+        self.shape = np.floor(extent / self.cell).astype(np.int64) + 1
+        free = np.ones(self.shape, bool)
+        free[tuple(self._cells(samples).T)] = False
+        self.grid = ndimage.distance_transform_edt(free) * self.cell
+        # A point and a sample each lie within half a cell diagonal of their cell centres; samples are at
+        # most half a piece from their edge.
+        self.slack = np.sqrt(2.0) * self.cell + 0.5 * float((length / count).max())
+
+    def _cells(self, pts):
+        return np.clip(np.floor((pts - self.lo) / self.cell).astype(np.int64), 0, self.shape - 1)
+
+    def at(self, pts):
+        """Lower bounds (n,) of the distance from each point (n, 2) inside the mesh to its boundary."""
+        ij = self._cells(pts)
+        return np.maximum(self.grid[ij[:, 0], ij[:, 1]] - self.slack, 0.0)
+
+    def covers(self, p, q, samples=6):
+        """Whether the disks of clearance at points along each segment p-q cover it (so it is inside,
+        given that p is)."""
+        t = np.linspace(0.0, 1.0, samples)
+        along = p[:, None, :] + t[None, :, None] * (q - p)[:, None, :]
+        c = self.at(along.reshape(-1, 2)).reshape(len(p), samples)
+        step = np.hypot(*(q - p).T) / (samples - 1)
+        return (c[:, :-1] + c[:, 1:] >= step[:, None]).all(axis=1)
+
+
+def _thin(domain, area, max_nodes):
+    """Graph nodes and their spacing: every vertex if there are few, else the reflex corners (where
+    shortest paths bend), the boundary about half a spacing apart and the interior one spacing apart."""
+    used = np.unique(domain.edges)
+    if len(used) <= max_nodes:
+        return used, max(np.sqrt(area / max(len(used), 1)), 1e-12)
+    spacing = np.sqrt(area / (0.75 * max_nodes))
+    on_boundary = domain.on_boundary
+    reflex = np.flatnonzero(on_boundary & ~(domain.opening <= np.radians(181.0)))
+    edge_verts = np.setdiff1d(np.flatnonzero(on_boundary), reflex)
+    inner = np.setdiff1d(used, np.flatnonzero(on_boundary))
+    nodes = [reflex, _one_per_cell(domain.points, edge_verts, spacing / 2.0),
+             _one_per_cell(domain.points, inner, spacing)]
+    return np.unique(np.concatenate(nodes)), spacing
+
+
+def _one_per_cell(points, idx, cell):
+    """The first of `idx` in each square cell of size `cell`."""
+    if len(idx) == 0:
+        return idx
+    ij = np.floor(points[idx] / cell).astype(np.int64)
+    key = (ij[:, 0] - ij[:, 0].min()) * (int(ij[:, 1].max() - ij[:, 1].min()) + 1) + (ij[:, 1] - ij[:, 1].min())
+    return idx[np.unique(key, return_index=True)[1]]
+
+
+def _touch(p, q, a, b, tol):
+    """Whether segments p-q and a-b intersect or come within `tol` of touching (collinear overlaps
+    count). Points within `tol` of a line count as on it: vertices are float32, and a link that runs
+    exactly along the outline past a corner must be caught whichever way rounding puts the corner."""
+    def side(o, u, v):
+        d = u - o
+        dist = (d[:, 0] * (v[:, 1] - o[:, 1]) - d[:, 1] * (v[:, 0] - o[:, 0])) / np.maximum(np.hypot(*d.T), 1e-300)
+        return np.where(np.abs(dist) <= tol, 0.0, np.sign(dist))
+
+    s1, s2, s3, s4 = side(a, b, p), side(a, b, q), side(p, q, a), side(p, q, b)
+    cross = (s1 * s2 <= 0) & (s3 * s4 <= 0)
+    collinear = (s1 == 0) & (s2 == 0)
+    overlap = np.all((np.minimum(p, q) <= np.maximum(a, b) + tol) & (np.minimum(a, b) <= np.maximum(p, q) + tol),
+                     axis=1)
+    return np.where(collinear, overlap, cross)
+
+
+def bone_distances(domain, heads, tails):
+    """Distances (n, bones) inside the mesh from each bone segment heads[i]-tails[i] to every vertex.
+
+    A bone reaches the nodes and vertices near it that see their closest point on it. A bone wholly
+    outside the mesh starts from the vertices nearest to it, at their straight distance. A vertex that no
+    bone reaches (an island no bone touches) belongs to the bone nearest to it. Returns the distances
+    and, per bone, whether it lies wholly outside the mesh.
+    """
+    heads, tails = np.asarray(heads, float), np.asarray(tails, float)
+    m, bones = len(domain.nodes), len(heads)
+    tree = cKDTree(domain.points)
+    is_node = np.zeros(len(domain.points), bool)
+    is_node[domain.nodes] = True
+    direct = [_bone_links(domain, tree, is_node, h, t) for h, t in zip(heads, tails)]
+    # Graph: the nodes, then one source per bone, linked to the nodes among its direct vertices.
+    node_of = np.full(len(domain.points), -1)
+    node_of[domain.nodes] = np.arange(m)
+    g = domain.graph.tocoo()
+    rows, cols, data = [g.row], [g.col], [g.data]
+    for bone, (verts, gap, _outside) in enumerate(direct):
+        at_node = node_of[verts] >= 0
+        rows.append(np.full(int(at_node.sum()), m + bone))
+        cols.append(node_of[verts[at_node]])
+        data.append(gap[at_node])
+    graph = coo_matrix((np.concatenate(data), (np.concatenate(rows), np.concatenate(cols))),
+                       shape=(m + bones, m + bones)).tocsr()
+    node_dist = dijkstra(graph, directed=True, indices=m + np.arange(bones))[:, :m].T  # (m, bones)
+    dist = _from_nodes(domain, node_dist)
+    for bone, (verts, gap, _outside) in enumerate(direct):
+        dist[verts, bone] = np.minimum(dist[verts, bone], gap)
+    dist = _relax_along_edges(domain, dist)
+    _reach_islands(domain, dist, heads, tails)
+    return dist, np.array([outside for _v, _g, outside in direct], bool)
+
+
+def _bone_links(domain, tree, is_node, head, tail):
+    """Vertices that take their distance straight from the bone (nodes within BONE_REACH spacings, any
+    vertex within VERTEX_REACH), those distances, and whether the bone lies wholly outside (or sees no
+    vertex). Close to a bone the distance field has a kink that interpolation would blur."""
+    radius = BONE_REACH * domain.spacing
+    centre, half = 0.5 * (head + tail), 0.5 * float(np.hypot(*(tail - head)))
+    verts = np.asarray(tree.query_ball_point(centre, half + radius), np.int64)
+    gap, foot = _segment_distance(domain.points[verts], head, tail)
+    keep = (gap <= VERTEX_REACH * domain.spacing) | (is_node[verts] & (gap <= radius))
+    verts, gap, foot = verts[keep], gap[keep], foot[keep]
+    seen = domain.visible(verts, q=foot)
+    if seen.any():
+        return verts[seen], gap[seen], False
+    gap, _foot = _segment_distance(domain.points, head, tail)
+    verts = np.flatnonzero(gap <= gap.min() + domain.spacing)
+    return verts, gap[verts], True
+
+
+def _from_nodes(domain, node_dist, chunk=4096):
+    """Each vertex's distance from the nodes' distances.
+
+    Nodes are vertices. Other vertices interpolate linearly inside the triangle of nodes around them
+    (a Delaunay triangle whose three sides are graph links, so it lies inside the mesh): the distance
+    field is smooth, so this is far more accurate than one straight step. Vertices in no such triangle
+    (next to the boundary) take the shortest straight step from one of their nearest nodes that they see.
+    """
+    pts = domain.points
+    dist = np.full((len(pts), node_dist.shape[1]), np.inf, np.float32)
+    dist[domain.nodes] = node_dist
+    rest = np.setdiff1d(np.arange(len(pts)), domain.nodes)
+    if len(rest) == 0:
+        return dist
+    corners, bary, found = _node_triangles(domain, pts[rest])
+    for lo in range(0, len(rest), chunk):
+        part = slice(lo, lo + chunk)
+        out = dist[rest[part]]
+        w, c = bary[part], corners[part]
+        out[:] = w[:, 0, None] * node_dist[c[:, 0]]
+        out += w[:, 1, None] * node_dist[c[:, 1]]
+        out += w[:, 2, None] * node_dist[c[:, 2]]
+        out[~found[part]] = np.inf
+        dist[rest[part]] = out
+    stepped = rest[~found]
+    k = min(VERTEX_LINKS, len(domain.nodes))
+    step, near = cKDTree(pts[domain.nodes]).query(pts[stepped], k=k)
+    step, near = step.reshape(len(stepped), k), near.reshape(len(stepped), k)
+    for col in range(k):
+        seen = domain.visible(stepped, domain.nodes[near[:, col]])
+        v = stepped[seen]
+        dist[v] = np.minimum(dist[v], node_dist[near[seen, col]] + step[seen, col, None])
+    return dist
+
+
+def _node_triangles(domain, queries):
+    """For each query point: the three nodes of the linked Delaunay triangle of nodes that holds it, its
+    barycentric coordinates there, and whether there is one."""
+    nodes = domain.points[domain.nodes]
+    tri = Delaunay(nodes)
+    simplex = tri.find_simplex(queries)
+    m = len(nodes)
+    g = domain.graph
+    links = np.unique(np.minimum(g.tocoo().row, g.tocoo().col) * m + np.maximum(g.tocoo().row, g.tocoo().col))
+    s = tri.simplices
+    sides = np.stack([s[:, [0, 1]], s[:, [1, 2]], s[:, [2, 0]]], axis=1)
+    key = sides.min(axis=2) * m + sides.max(axis=2)
+    linked = np.isin(key, links).all(axis=1)
+    found = (simplex >= 0) & linked[np.maximum(simplex, 0)]
+    corners = s[np.maximum(simplex, 0)]
+    t = tri.transform[np.maximum(simplex, 0)]
+    lam = np.einsum("nij,nj->ni", t[:, :2], queries - t[:, 2])
+    bary = np.column_stack([lam, 1.0 - lam.sum(axis=1)]).astype(np.float32)
+    return corners, bary, found
+
+
+def _relax_along_edges(domain, dist, rounds=64):
+    """Vertices that see no node (slivers thinner than the node spacing) take their distance along mesh
+    edges from their neighbours."""
+    a, b = domain.edges[:, 0], domain.edges[:, 1]
+    length = np.hypot(*(domain.points[b] - domain.points[a]).T)[:, None]
+    for _ in range(rounds):
+        todo = np.isinf(dist).all(axis=1)
+        if not todo.any():
+            break
+        sel = todo[a] | todo[b]
+        ea, eb, el = a[sel], b[sel], length[sel]
+        before = dist.copy()
+        np.minimum.at(dist, ea, dist[eb] + el)
+        np.minimum.at(dist, eb, dist[ea] + el)
+        if np.array_equal(before, dist):
+            break
+    return dist
+
+
+def _reach_islands(domain, dist, heads, tails):
+    """An island of the mesh that no bone reaches belongs wholly to the bone nearest to it (in a straight
+    line): that bone's straight distance, infinity for the others."""
+    lost = np.isinf(dist).all(axis=1)
+    if not lost.any() or len(heads) == 0:
+        return
+    n = len(domain.points)
+    a, b = domain.edges[:, 0], domain.edges[:, 1]
+    _count, label = connected_components(coo_matrix((np.ones(len(a)), (a, b)), shape=(n, n)), directed=False)
+    for island in np.unique(label[lost]):
+        verts = np.flatnonzero(label == island)
+        gaps = np.stack([_segment_distance(domain.points[verts], h, t)[0] for h, t in zip(heads, tails)], axis=1)
+        bone = int(np.argmin(gaps.min(axis=0)))
+        dist[verts] = np.inf
+        dist[verts, bone] = gaps[:, bone]
+
+
+def _segment_distance(points, a, b):
+    """Euclidean distance from points (n, 2) to the segment a-b, and the closest points on it."""
+    ab = b - a
+    t = np.clip(((points - a) @ ab) / max(float(ab @ ab), 1e-300), 0.0, 1.0)
+    foot = a + t[:, None] * ab
+    return np.hypot(*(points - foot).T), foot

@@ -1,0 +1,120 @@
+"""Bind to Armature: the selected meshes get VIDE's automatic weights for the armature's deform bones,
+an Armature modifier and the armature as parent (like Ctrl+P > With Automatic Weights)."""
+
+import time
+
+import bpy
+
+from .. import binding
+from ..core.errors import VideError
+from ..props import BindSettings
+
+
+def _linked(ob):
+    return ob.library or ob.data.library or ob.override_library
+
+
+def armature_and_meshes(context):
+    """The armature (active, or the one selected) and the selected meshes; or a reason why not."""
+    selected = context.selected_objects
+    active = context.active_object
+    arms = [ob for ob in selected if ob.type == 'ARMATURE']
+    if active is not None and active.type == 'ARMATURE':
+        arm = active
+    elif len(arms) == 1:
+        arm = arms[0]
+    elif arms:
+        return None, [], "Several armatures are selected: make the one to bind to active"
+    else:
+        return None, [], "Select the meshes and the armature to bind them to"
+    meshes = [ob for ob in selected if ob.type == 'MESH']
+    if not meshes:
+        return arm, [], "Select the meshes to bind as well as the armature"
+    return arm, meshes, None
+
+
+class VIDE_OT_bind_armature(BindSettings, bpy.types.Operator):
+    """Weight the selected meshes to the armature's deform bones by distance inside each shape, then add an
+    Armature modifier and parent them to the armature"""
+
+    bl_idname = "vide.bind_armature"
+    bl_label = "Bind to Armature"
+    bl_options = {'REGISTER', 'UNDO'}
+
+    @classmethod
+    def poll(cls, context):
+        if context.mode != 'OBJECT':
+            cls.poll_message_set("Switch to Object Mode to bind (Edit Mode changes are applied on leaving it)")
+            return False
+        _arm, _meshes, problem = armature_and_meshes(context)
+        if problem:
+            cls.poll_message_set(problem)
+            return False
+        return True
+
+    def invoke(self, context, event):
+        self.copy_from(context.scene.vide_bind)
+        return self.execute(context)
+
+    def execute(self, context):
+        arm, meshes, problem = armature_and_meshes(context)
+        if problem:
+            self.report({'ERROR'}, problem)
+            return {'CANCELLED'}
+        if _linked(arm):
+            self.report({'ERROR'}, f"'{arm.name}' is linked from a library: make it local first")
+            return {'CANCELLED'}
+        if not any(b.use_deform for b in arm.data.bones):
+            self.report({'ERROR'}, f"'{arm.name}' has no deform bones: tick Deform in Bone Properties for the "
+                                   "bones that should move the mesh")
+            return {'CANCELLED'}
+        wm = context.window_manager
+        wm.progress_begin(0, len(meshes))
+        start = time.perf_counter()
+        done, problems, notes = [], [], set()
+        try:
+            for i, ob in enumerate(meshes):
+                if _linked(ob):
+                    problems.append(f"'{ob.name}' is linked from a library: make it local first")
+                    continue
+                try:
+                    result = binding.bind(ob, arm, self)
+                except VideError as err:
+                    problems.append(f"'{ob.name}': {err}")
+                    continue
+                done.append(result)
+                notes.update(f"Bone '{b}' points out of the picture's plane: it weights like a point"
+                             for b in result.point_bones)
+                notes.update(f"Bone '{b}' lies outside '{ob.name}': it weights the nearest part of it"
+                             for b in result.outside_bones)
+                wm.progress_update(i + 1)
+        finally:
+            wm.progress_end()
+        if not done:
+            self.report({'ERROR'}, "; ".join(problems))
+            return {'CANCELLED'}
+        for note in sorted(notes):
+            self.report({'WARNING'}, note)
+        for problem in problems:
+            self.report({'WARNING'}, f"Skipped: {problem}")
+        context.scene.vide_bind.copy_from(self)
+        verts = sum(r.vertices for r in done)
+        self.report({'INFO'}, f"Bound {len(done)} mesh{'es' * (len(done) > 1)} ({verts:,} vertices) to "
+                              f"{done[0].bones} bones of '{arm.name}' in {time.perf_counter() - start:.2f} s")
+        return {'FINISHED'}
+
+    def draw(self, context):
+        draw_bind_settings(self.layout, self)
+
+
+def draw_bind_settings(layout, settings):
+    """The settings as they appear in the redo panel and the sidebar."""
+    layout.use_property_split = True
+    layout.use_property_decorate = False
+    layout.prop(settings, "method")
+    layout.prop(settings, "smoothness")
+    layout.prop(settings, "max_influences")
+    layout.prop(settings, "prune")
+
+
+classes = (VIDE_OT_bind_armature,)
