@@ -100,6 +100,12 @@ class VIDE_PG_object(bpy.types.PropertyGroup):
     flip: BoolProperty(name="Flip Faces", options={'HIDDEN'})
     settings: PointerProperty(type=VIDE_PG_vectorize_settings)
     bind: PointerProperty(type=VIDE_PG_bind)
+    is_layer: BoolProperty(name="Cutout Layer", options={'HIDDEN'},
+                           description="Imported by Import Cutout; its depth follows Draw Order")
+    draw_order: IntProperty(
+        name="Draw Order", default=0,
+        description="Stacking of the cutout's layers: higher draws in front. Keyframe it to change the order "
+                    "during an animation")
 
 
 classes = (VIDE_PG_vectorize_settings, VIDE_PG_bind, VIDE_PG_object, VIDE_PG_bone)

@@ -3,6 +3,7 @@ changed here."""
 
 import bpy
 
+from .bridge.layers import siblings
 from .ops.bind import draw_bind_settings
 from .ops.vectorize import draw_settings
 
@@ -22,6 +23,7 @@ class VIDE_PT_main(SidebarPanel, bpy.types.Panel):
         layout = self.layout
         col = layout.column(align=True)
         col.operator("vide.add_image", icon='IMAGE_PLANE')
+        col.operator("vide.import_cutout", icon='RENDERLAYERS')
         col.operator("vide.vectorize_image", icon='MOD_TRIANGULATE')
         ob = context.active_object
         if ob is not None and ob.type == 'MESH' and ob.vide.image is not None:
@@ -37,6 +39,26 @@ class VIDE_PT_vectorize_settings(SidebarPanel, bpy.types.Panel):
 
     def draw(self, context):
         draw_settings(self.layout, context.scene.vide_vectorize)
+
+
+class VIDE_PT_layers(SidebarPanel, bpy.types.Panel):
+    bl_label = "Layers"
+    bl_parent_id = "VIDE_PT_main"
+
+    @classmethod
+    def poll(cls, context):
+        return context.active_object is not None and context.active_object.vide.is_layer
+
+    def draw(self, context):
+        ob = context.active_object
+        row = self.layout.row()
+        col = row.column(align=True)
+        for layer in reversed(siblings(ob)):  # front first, as in a painting program
+            col.label(text=f"{layer.vide.draw_order:>3}  {layer.name}", icon='LAYER_ACTIVE' if layer == ob else 'BLANK1')
+        buttons = row.column(align=True)
+        buttons.operator("vide.draw_order", text="", icon='TRIA_UP').direction = 'UP'
+        buttons.operator("vide.draw_order", text="", icon='TRIA_DOWN').direction = 'DOWN'
+        self.layout.prop(ob.vide, "draw_order")
 
 
 class VIDE_PT_rig(SidebarPanel, bpy.types.Panel):
@@ -82,6 +104,6 @@ class VIDE_PT_bone(bpy.types.Panel):
         layout.prop(context.bone.vide, "smoothness")
 
 
-classes = (VIDE_PT_main, VIDE_PT_vectorize_settings, VIDE_PT_rig, VIDE_PT_bind_settings, VIDE_PT_bone)
+classes = (VIDE_PT_main, VIDE_PT_vectorize_settings, VIDE_PT_layers, VIDE_PT_rig, VIDE_PT_bind_settings, VIDE_PT_bone)
 
 register, unregister = bpy.utils.register_classes_factory(classes)

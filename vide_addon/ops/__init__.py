@@ -2,8 +2,8 @@
 
 import bpy
 
-from . import add_image, bind, vectorize
+from . import add_image, bind, cutout, vectorize
 
-classes = vectorize.classes + add_image.classes + bind.classes
+classes = vectorize.classes + add_image.classes + cutout.classes + bind.classes
 
 register, unregister = bpy.utils.register_classes_factory(classes)

@@ -6,8 +6,29 @@ import bpy
 from bpy.props import CollectionProperty, EnumProperty, StringProperty
 from bpy_extras.io_utils import ImportHelper
 
+from ..bridge.added import remove_added, snapshot
 
-class VIDE_OT_add_image(bpy.types.Operator, ImportHelper):
+
+ALIGN_ITEMS = [('-Y', "Front", "Face the front view (-Y), as a cutout character usually does"),
+               ('+Z', "Top (+Z)", "Lie flat, facing up"),
+               ('CAM', "Camera", "Face the active camera")]
+
+
+class ImportImages(ImportHelper):
+    """A file browser that takes several files, for an operator that runs in Object Mode."""
+
+    files: CollectionProperty(type=bpy.types.OperatorFileListElement, options={'HIDDEN', 'SKIP_SAVE'})
+    directory: StringProperty(subtype='DIR_PATH', options={'HIDDEN', 'SKIP_SAVE'})
+
+    @classmethod
+    def poll(cls, context):
+        if context.mode != 'OBJECT':
+            cls.poll_message_set(f"Switch to Object Mode to {cls.bl_label.lower()}")
+            return False
+        return True
+
+
+class VIDE_OT_add_image(ImportImages, bpy.types.Operator):
     """Import images as planes and vectorize them in one step"""
 
     bl_idname = "vide.add_image"
@@ -16,21 +37,8 @@ class VIDE_OT_add_image(bpy.types.Operator, ImportHelper):
 
     filter_glob: StringProperty(default="*.png;*.tga;*.tif;*.tiff;*.webp;*.exr;*.psd;*.jpg;*.jpeg;*.bmp",
                                 options={'HIDDEN'})
-    files: CollectionProperty(type=bpy.types.OperatorFileListElement, options={'HIDDEN', 'SKIP_SAVE'})
-    directory: StringProperty(subtype='DIR_PATH', options={'HIDDEN', 'SKIP_SAVE'})
-    align_axis: EnumProperty(
-        name="Align", default='-Y',
-        items=[('-Y', "Front", "Face the front view (-Y), as a cutout character usually does"),
-               ('+Z', "Top (+Z)", "Lie flat, facing up"),
-               ('CAM', "Camera", "Face the active camera")],
-        description="Which way the new planes face")
-
-    @classmethod
-    def poll(cls, context):
-        if context.mode != 'OBJECT':
-            cls.poll_message_set("Switch to Object Mode to add images")
-            return False
-        return True
+    align_axis: EnumProperty(name="Align", default='-Y', items=ALIGN_ITEMS,
+                             description="Which way the new planes face")
 
     def execute(self, context):
         names = [f.name for f in self.files if f.name] or [os.path.basename(self.filepath)]
@@ -38,7 +46,7 @@ class VIDE_OT_add_image(bpy.types.Operator, ImportHelper):
         if not any(names):
             self.report({'ERROR'}, "No image file chosen")
             return {'CANCELLED'}
-        before = _datablocks()
+        before = snapshot()
         try:
             bpy.ops.image.import_as_mesh_planes(files=[{"name": n} for n in names], directory=directory,
                                                 align_axis=self.align_axis)
@@ -49,22 +57,10 @@ class VIDE_OT_add_image(bpy.types.Operator, ImportHelper):
             with context.temp_override(selected_objects=planes, active_object=planes[0]):
                 bpy.ops.vide.vectorize_image(**{k: getattr(settings, k) for k in settings.to_core().__dict__})
         except RuntimeError as err:
-            _remove_new(before)
+            remove_added(before)
             self.report({'ERROR'}, str(err).removeprefix("Error: ").strip())
             return {'CANCELLED'}
         return {'FINISHED'}
-
-
-def _datablocks():
-    """Every object, mesh, material and image, to tell afterwards what an import added."""
-    return {*bpy.data.objects, *bpy.data.meshes, *bpy.data.materials, *bpy.data.images}
-
-
-def _remove_new(before):
-    """Removes what an import added since `before`, so that a failed Add Image leaves nothing behind."""
-    for collection in (bpy.data.objects, bpy.data.meshes, bpy.data.materials, bpy.data.images):
-        for block in [b for b in collection if b not in before]:
-            collection.remove(block)
 
 
 classes = (VIDE_OT_add_image,)
