@@ -67,7 +67,13 @@ class VIDE_PT_rig(SidebarPanel, bpy.types.Panel):
 
     def draw(self, context):
         layout = self.layout
-        layout.operator("vide.bind_armature", icon='ARMATURE_DATA')
+        col = layout.column(align=True)
+        col.operator("vide.bind_armature", icon='ARMATURE_DATA')
+        col.operator("vide.bind_rigid", icon='BONE_DATA')
+        col.operator("vide.attach_to_bone", icon='PINNED')
+        col = layout.column(align=True)
+        col.operator("vide.add_ik_2d", icon='CON_KINEMATIC')
+        col.operator("vide.lock_2d", icon='LOCKED')
         bone = context.active_bone
         if isinstance(bone, bpy.types.Bone):
             row = layout.row()
