@@ -11,6 +11,14 @@ Writes into out/ (or the folder given with --out):
   weights.png     the weights of the back thigh as a heat map (blue 0, red 1)
   rig.png         rest, posed and weights side by side on white (the README's picture)
   character.blend the scene, rigged and posed
+Then the character as a layered cutout, rigged with 2D IK and walking (walk.py):
+  layers/         the layers as PNG files, as a painting program exports them
+  frames/         the walk cycle, one PNG per frame
+  walk_sheet.png  the frames as a sprite sheet, and walk_sheet.json their rectangles
+  walk.mp4        a preview of the cycle
+  walk.glb        the rigged, animated character for game engines (glTF binary)
+  walk.png        every third frame side by side on white, cropped (the README's picture)
+  walk.blend      the scene
 """
 
 import argparse
@@ -31,6 +39,7 @@ from bpy_extras.object_utils import world_to_camera_view  # noqa: E402
 from character import composite  # noqa: E402
 from rig import bend, build_armature, weight_colours  # noqa: E402
 from stage import front_camera, import_plane, render, save_png  # noqa: E402
+from walk import build_walk, render_walk  # noqa: E402
 
 # A stride, facing right: degrees, counter-clockwise as seen from the front.
 POSE = {"thigh.front": -22, "shin.front": -12, "thigh.back": 28, "shin.back": -35, "arm.upper": 35,
@@ -111,7 +120,18 @@ def main():
     print(f"Render before/after: largest colour difference inside the art "
           f"{np.abs(before[both, :3] - after[both, :3]).max() * 255:.1f}/255 over {both.sum():,} pixels")
     print(f"Bound to {len(arm.data.bones)} bones with geodesic weights in {bind_seconds:.2f} s")
-    print(f"Pictures and the .blend are in {out}")
+
+    bpy.ops.wm.read_homefile(use_empty=True)
+    start = time.perf_counter()
+    walker, layers = build_walk(out / "layers")
+    built = time.perf_counter() - start
+    frames = render_walk(out)
+    w = frames[0].shape[1]
+    save_png(out / "walk.png", np.concatenate([on_white(f[:, w // 4:3 * w // 4]) for f in frames[::3]], axis=1))
+    bpy.ops.wm.save_as_mainfile(filepath=str(out / "walk.blend"))
+    print(f"Walk: {len(layers)} layers imported, rigged with 2D IK and keyed in {built:.2f} s; "
+          f"{len(frames)} frames, sprite sheet, MP4 and glTF written")
+    print(f"Pictures, movies and .blend files are in {out}")
 
 
 if __name__ == "__main__":

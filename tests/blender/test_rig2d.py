@@ -46,6 +46,27 @@ def test_2d_ik_keeps_the_rest_pose_and_the_foot_reaches_its_target(scene):
         assert posed_tail(arm, "thigh")[0] > -0.05, "the knee bends to the side it bent to at rest (+X)"
 
 
+def test_2d_ik_bends_to_the_side_the_joint_bends_to_in_the_current_pose(scene):
+    arm = leg_rig()
+    shin = arm.pose.bones["shin"]
+    shin.rotation_mode = 'QUATERNION'
+    axis = shin.bone.matrix_local.to_3x3().inverted() @ Vector((0.0, 1.0, 0.0))
+    shin.rotation_quaternion = Matrix.Rotation(-0.6, 4, axis.normalized()).to_quaternion()  # ankle to +X
+    bpy.context.view_layer.update()
+    hip, knee, ankle = (np.array(arm.matrix_world @ p) for p in (shin.parent.head, shin.head, shin.tail))
+    line_x = hip[0] + (ankle[0] - hip[0]) * (knee[2] - hip[2]) / (ankle[2] - hip[2])
+    assert knee[0] < line_x, "posed, the knee sits on the -X side of the hip-ankle line"
+    assert bpy.ops.vide.add_ik_2d() == {'FINISHED'}
+    shin.rotation_quaternion = (1, 0, 0, 0)
+    target = arm.pose.bones["IK-shin"]
+    target.location = (0, 0, 0)
+    bpy.context.view_layer.update()
+    goal = np.array(arm.matrix_world @ target.head) + (0.0, 0.0, 0.4)  # foot up: the knee must bend
+    target.matrix = Matrix.Translation(Vector(goal)) @ target.matrix.to_3x3().to_4x4()
+    bpy.context.view_layer.update()
+    assert posed_tail(arm, "thigh")[0] < -0.1, "the knee bends to -X, as posed, not to +X as at rest"
+
+
 def test_2d_ik_on_a_bone_without_parent_or_away_from_it(scene):
     arm = add_armature({"lonely": ((0, 0, 1), (0, 0, 0.5)), "far": ((1, 0, 0), (1, 0, -0.5), "lonely")})
     select_only(arm)
@@ -112,3 +133,14 @@ def test_a_prop_attached_to_a_bone_keeps_its_place_and_follows_it(scene):
     bpy.context.view_layer.update()
     assert not np.allclose(prop.matrix_world.translation, (0.3, 0.0, 0.4), atol=1e-3)
     assert prop.parent == arm and prop.parent_bone == "shin"
+
+
+def test_2d_ik_with_stretch_reaches_a_target_beyond_the_legs_length(scene):
+    arm = leg_rig()
+    assert bpy.ops.vide.add_ik_2d(stretch=True) == {'FINISHED'}
+    target = arm.pose.bones["IK-shin"]
+    bpy.context.view_layer.update()
+    goal = np.array(arm.matrix_world @ target.head) + (0.3, 0.0, -0.3)  # 1.27 from the hip, the leg is 1.0
+    target.matrix = Matrix.Translation(Vector(goal)) @ target.matrix.to_3x3().to_4x4()
+    bpy.context.view_layer.update()
+    assert np.linalg.norm(posed_tail(arm, "shin") - goal) <= 0.01

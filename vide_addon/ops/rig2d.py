@@ -1,6 +1,8 @@
 """Rigging helpers for cutouts: two-bone IK in the picture's plane, a rig locked to that plane, a layer bound
 rigidly to one bone, and a prop attached to a bone. Blender's own constraints and parenting do the work."""
 
+import math
+
 import bpy
 from bpy.props import BoolProperty, EnumProperty
 from mathutils import Vector
@@ -50,7 +52,7 @@ def _lock_to_plane(pose_bone):
 
 class VIDE_OT_add_ik_2d(bpy.types.Operator):
     """Add two-bone IK to the active bone and its parent: a new target bone at its tip and a pole bone on the
-    side the joint bends to now, both in the picture's plane, with rotation locked to the plane"""
+    side the joint bends to in the current pose, both in the picture's plane, with rotation locked to it"""
 
     bl_idname = "vide.add_ik_2d"
     bl_label = "Add 2D IK"
@@ -80,19 +82,14 @@ class VIDE_OT_add_ik_2d(bpy.types.Operator):
                                    "tip): the chain is too short for two-bone IK")
             return {'CANCELLED'}
         normal = _normal_in_armature(arm, self.plane)
+        side = _bend_side(arm.pose.bones[upper], arm.pose.bones[name], normal)
         mode = arm.mode
         _align_rolls(arm, [upper, name], normal)
         bpy.ops.object.mode_set(mode='EDIT')
         ebs = arm.data.edit_bones
         lower_eb, upper_eb = ebs[name], ebs[upper]
-        root, joint, tip = upper_eb.head.copy(), lower_eb.head.copy(), lower_eb.tail.copy()
-        chain = (joint - root).length + (tip - joint).length
-        # The bend side: where the joint sits off the line from root to tip (in the plane), else +X of it.
-        line = (tip - root).normalized()
-        side = (joint - root) - (joint - root).dot(line) * line
-        if side.length < 1e-6 * chain:
-            side = normal.cross(line)
-        side = (side - side.dot(normal) * normal).normalized()
+        joint, tip = lower_eb.head.copy(), lower_eb.tail.copy()
+        chain = upper_eb.length + lower_eb.length
         target = ebs.new(f"IK-{name}")
         target.head, target.tail = tip, tip + (tip - joint).normalized() * 0.25 * lower_eb.length
         target.use_deform = False  # free: the foot stays planted when the body moves
@@ -102,6 +99,9 @@ class VIDE_OT_add_ik_2d(bpy.types.Operator):
         pole.use_deform = False
         pole.parent = upper_eb.parent
         pole_angle = _pole_angle(upper_eb, lower_eb, pole.head)
+        rest_side = _bend_side(upper_eb, lower_eb, normal)
+        if rest_side.dot(side) < 0:  # posed the other way than at rest: turn the chain's plane over
+            pole_angle = pole_angle - math.pi if pole_angle > 0 else pole_angle + math.pi
         target_name, pole_name = target.name, pole.name
         bpy.ops.object.mode_set(mode='POSE')
         pb = arm.pose.bones[name]
@@ -120,6 +120,18 @@ class VIDE_OT_add_ik_2d(bpy.types.Operator):
         self.report({'INFO'}, f"Added 2D IK on '{upper}' and '{name}': move '{target_name}', bend with "
                               f"'{pole_name}'")
         return {'FINISHED'}
+
+
+def _bend_side(upper, lower, normal):
+    """Unit vector (armature space, in the picture's plane) on the side the joint bends to in the current
+    pose: where the joint sits off the line from the chain's root to its tip (for a straight limb, a fixed
+    side: the line crossed with the normal)."""
+    root, joint, tip = upper.head, lower.head, lower.tail
+    line = (tip - root).normalized()
+    side = (joint - root) - (joint - root).dot(line) * line
+    if side.length < 1e-4 * (tip - root).length:
+        side = line.cross(normal)
+    return (side - side.dot(normal) * normal).normalized()
 
 
 def _pole_angle(upper, lower, pole):
