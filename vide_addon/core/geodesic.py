@@ -47,7 +47,8 @@ class Domain:
     graph: csr_matrix = None  # (nodes, nodes) link lengths
 
     @classmethod
-    def from_mesh(cls, points, tris, max_nodes=MAX_NODES, neighbours=NEIGHBOURS):
+    def from_mesh(cls, points, tris, max_nodes=MAX_NODES, neighbours=NEIGHBOURS, links=True):
+        """The mesh's outline, clearance and corners; with `links`, also the graph of thinned nodes."""
         points = np.asarray(points, float)
         tris = np.asarray(tris, np.int64).reshape(-1, 3)
         a, b, c = (points[tris[:, i]] for i in range(3))
@@ -66,8 +67,9 @@ class Domain:
         domain = cls(points, edges, boundary, clear, clear.at(points))
         domain.tolerance = 1e-6 * float(np.ptp(points, axis=0).max())
         domain._corners()
-        domain.nodes, domain.spacing = _thin(domain, 0.5 * float(np.abs(area).sum()), max_nodes)
-        domain.graph = domain._links(neighbours)
+        if links:
+            domain.nodes, domain.spacing = _thin(domain, 0.5 * float(np.abs(area).sum()), max_nodes)
+            domain.graph = domain._links(neighbours)
         return domain
 
     def _corners(self):
@@ -118,10 +120,10 @@ class Domain:
             ok[rest] = self.clear.covers(p[rest], q[rest])
             rest = rest[~ok[rest]]
         if len(rest):
-            ok[rest] = self._exactly_visible(p[rest], q[rest], i[rest], j[rest])
+            ok[rest] = self.exactly_visible(p[rest], q[rest], i[rest], j[rest])
         return ok
 
-    def _exactly_visible(self, p, q, ip, iq):
+    def exactly_visible(self, p, q, ip, iq):
         """The segment leaves each boundary vertex at its ends into the mesh, and touches no boundary
         edge except at those ends. (Two segments that share an end cannot cross elsewhere.)"""
         ok = self._leaves_inward(ip, q - p) & self._leaves_inward(iq, p - q)
@@ -130,7 +132,7 @@ class Domain:
         a, b = self.points[self.boundary[:, 0]], self.points[self.boundary[:, 1]]
         half = 0.5 * np.hypot(*(q - p).T)
         reach = 0.5 * float(np.hypot(*(b - a).T).max())
-        seg, edge = _pairs_within(cKDTree(0.5 * (a + b)), 0.5 * (p + q), half + reach + 1e-9)
+        seg, edge = pairs_within(cKDTree(0.5 * (a + b)), 0.5 * (p + q), half + reach + 1e-9)
         ea, eb = self.boundary[edge, 0], self.boundary[edge, 1]
         at_end = (ea == ip[seg]) | (eb == ip[seg]) | (ea == iq[seg]) | (eb == iq[seg])
         ok[test[seg[_touch(p[seg], q[seg], a[edge], b[edge], self.tolerance) & ~at_end]]] = False
@@ -167,7 +169,7 @@ def _ccw_angle(u, v):
     return np.mod(turn, 2.0 * np.pi)
 
 
-def _pairs_within(tree, centres, radius, k=32):
+def pairs_within(tree, centres, radius, k=32):
     """(query, item) pairs with item within radius[query] of centres[query]: a fixed-size k-nearest
     query for most, a ball query only where k were not enough."""
     if len(centres) == 0:

@@ -1,0 +1,121 @@
+"""Meshfree C² weights without Blender: each property the method claims, as a test with numbers."""
+
+import numpy as np
+import pytest
+from test_geodesic_and_weights import LEGS, polygon_mesh
+from vide_addon.core.meshfree import Samples, bezier_falloff, meshfree_weights
+
+# Five handles on two legs; the two on each leg sit close, so cells reach past their neighbours.
+FIVE = np.array([(20.0, 10.0), (20.0, 30.0), (64.0, 10.0), (64.0, 30.0), (42.0, 118.0)])
+
+
+def weights_for(poly, handles, mesh_spacing=3.0, spacing=2.0, jitter=0.2, seed=0, spread=0.5):
+    pts, tris = polygon_mesh(poly, mesh_spacing, jitter=jitter, seed=seed)
+    samples = Samples.from_mesh(pts, tris, spacing, extra=handles)
+    ids = [[len(samples.points) - len(handles) + i] for i in range(len(handles))]
+    return samples, ids, meshfree_weights(samples, ids, spread=spread)
+
+
+def test_the_basis_is_one_then_zero_with_flat_c2_ends_and_never_rises():
+    x = np.linspace(0, 1, 10001)
+    f = bezier_falloff(x)
+    assert f[0] == 1.0 and f[-1] == 0.0 and bezier_falloff(1.5) == 0.0
+    assert (np.diff(f) <= 1e-15).all()
+    assert np.allclose(f + f[::-1], 1.0)
+    h = 1e-4
+    for end in (0.0, 1.0):
+        d1 = (bezier_falloff(end + h) - bezier_falloff(end - h)) / (2 * h)
+        d2 = (bezier_falloff(end + h) - 2 * bezier_falloff(end) + bezier_falloff(end - h)) / h**2
+        assert abs(d1) < 1e-6 and abs(d2) < 1e-2
+
+
+@pytest.fixture(scope="module")
+def five():
+    return weights_for(LEGS, FIVE)
+
+
+def test_weights_are_non_negative_and_sum_to_one(five):
+    _samples, _ids, w = five
+    assert w.values.min() >= -1e-12
+    assert np.abs(w.values.sum(axis=1) - 1.0).max() < 1e-9
+
+
+def test_each_handle_interpolates_at_its_origin(five):
+    _samples, ids, w = five
+    at = w.values[[i[0] for i in ids]]
+    assert np.abs(at - np.eye(len(ids))).max() < 1e-12
+
+
+def test_virtual_handles_were_needed_and_keep_cells_inside_their_handles_reach(five):
+    _samples, _ids, w = five
+    assert len(w.virtual) > 0, "five handles on two legs crowd each other"
+    assert len(w.radii) == len(FIVE) + len(w.virtual)
+
+
+def test_a_weight_is_zero_beyond_its_support():
+    samples, ids, w = weights_for(LEGS, np.array([(20.0, 60.0), (64.0, 60.0)]))
+    assert not w.virtual
+    from scipy.sparse.csgraph import dijkstra
+
+    for j, h in enumerate(ids):
+        d = dijkstra(samples.graph, indices=h, min_only=True)
+        beyond = d >= w.radii[j]
+        assert beyond.any() and np.abs(w.values[beyond, j]).max() == 0.0
+        assert (w.values[d < w.radii[j] * 0.99, j] > 0).all()
+
+
+def test_no_local_maximum_stands_out_by_more_than_a_hundredth(five):
+    samples, ids, w = five
+    g = samples.graph.tocoo()
+    handle_samples = {i[0] for i in ids}
+    inner = samples.domain.clear.at(samples.points) > 2.5 * 2.0
+    for j in range(len(ids)):
+        wj = w.values[:, j]
+        best_neighbour = np.full(len(wj), -np.inf)
+        np.maximum.at(best_neighbour, g.row, wj[g.col])
+        prominence = wj - best_neighbour
+        candidates = inner & (wj < 0.999) & ~np.isin(np.arange(len(wj)), list(handle_samples))
+        assert prominence[candidates].max() <= 1e-2, (j, prominence[candidates].max())
+
+
+def test_mirrored_handles_give_mirrored_weights():
+    # LEGS is symmetric about x = 42; the lattice (spacing 2, from the origin) is too, the mesh is not.
+    samples, ids, w = weights_for(LEGS, FIVE)
+    lattice = samples.points[:samples.lattice]
+    values = w.values[:samples.lattice]
+    index = {tuple(np.round(p, 6)): i for i, p in enumerate(lattice)}
+    mirror = np.array([index.get((round(84 - x, 6), round(y, 6)), -1) for x, y in lattice])
+    assert (mirror >= 0).mean() > 0.99
+    swap = [2, 3, 0, 1, 4]  # left and right legs trade places, the top handle stays
+    ok = mirror >= 0
+    assert np.abs(values[ok] - values[mirror[ok]][:, swap]).max() < 0.02
+
+
+def test_the_weights_do_not_depend_on_the_mesh():
+    coarse, _, w_coarse = weights_for(LEGS, FIVE, mesh_spacing=5.0, seed=1)
+    fine, _, w_fine = weights_for(LEGS, FIVE, mesh_spacing=1.5, seed=2)
+    assert np.allclose(coarse.points, fine.points), "the same samples"
+    assert np.abs(w_coarse.values - w_fine.values).max() < 0.02
+    # Vertices the two meshes share (outline points) get the same weights too.
+    coarse_at = {tuple(np.round(p, 6)): i for i, p in enumerate(coarse.domain.points)}
+    shared = [(coarse_at[key], i) for i, p in enumerate(fine.domain.points)
+              if (key := tuple(np.round(p, 6))) in coarse_at]
+    assert len(shared) >= 10
+    a, b = np.array(shared).T
+    assert np.abs(w_coarse.at_vertices[a] - w_fine.at_vertices[b]).max() < 0.02
+
+
+def test_second_differences_along_a_line_shrink_as_samples_get_denser():
+    rect = np.array([(0, 0), (120, 0), (120, 40), (0, 40)], float)
+    handles = np.array([(20.0, 20.0), (100.0, 20.0)])
+    worst = []
+    for spacing in (2.0, 1.0):
+        samples, _ids, w = weights_for(rect, handles, mesh_spacing=4.0, spacing=spacing, jitter=0.0)
+        on_line = np.flatnonzero((np.abs(samples.points[:, 1] - 20.0) < 1e-9)
+                                 & (samples.points[:, 0] > 30) & (samples.points[:, 0] < 90))
+        on_line = on_line[on_line < samples.lattice]
+        order = on_line[np.argsort(samples.points[on_line, 0])]
+        x = samples.points[order, 0]
+        assert np.allclose(np.diff(x), spacing)
+        worst.append(np.abs(np.diff(w.values[order, 0], 2)).max())
+    assert worst[1] < 0.5 * worst[0], worst

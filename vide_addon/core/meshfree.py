@@ -1,0 +1,206 @@
+"""Meshfree C² weights (Xian, Jin and Wang, "Meshfree C²-Weighting for Shape Deformation", 2015), as
+rebuilt in ../shared/spec/meshfree_c2.md.
+
+Samples fill the shape (a square lattice at `spacing`, aligned to the origin) and a graph of links
+between near samples that never leave the shape gives intrinsic distances by Dijkstra. Mesh vertices are not in the
+graph (so the weights do not depend on the mesh): each takes its distances in one straight step from a
+sample it sees, and its weights from the same closed form. Each handle's basis is the quintic Bézier f(d / r_d) (1 at the handle, 0 beyond r_d, C² at both
+ends), normalized to sum to 1. Radii follow the Voronoi cells of the handles: r_v (the cell's reach) < r_d <
+r_h (the nearest other handle), so every point is covered and each handle interpolates. Where a cell reaches
+past the nearest other handle, virtual handles are inserted at the farthest samples until none does; their
+transforms are harmonic blends of the real ones on the Voronoi dual graph, solved directly, and the weights
+collapse onto the real handles. Handles are sets of samples: a point, or the samples along a bone.
+"""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.sparse import coo_matrix, csr_matrix
+from scipy.sparse.csgraph import dijkstra
+from scipy.sparse.linalg import spsolve
+from scipy.spatial import cKDTree
+
+from .geodesic import Domain, pairs_within
+
+LINK_RADIUS = 2.3  # in lattice spacings: links in 16 directions, graph distances within 3% of straight ones
+K_NEIGHBOURS = 8  # samples each mesh vertex looks at
+GAMMA = 1.0  # a cell may reach at most this fraction of the way to the nearest other handle
+MAX_VIRTUAL = 500
+
+
+def bezier_falloff(x):
+    """f(x) = 1 - 10x³ + 15x⁴ - 6x⁵ on [0, 1] (the degree-5 Bézier with ordinates 1,1,1,0,0,0), 0 beyond:
+    f(0) = 1, f(1) = 0, first and second derivatives 0 at both ends, decreasing in between."""
+    x = np.clip(np.asarray(x, float), 0.0, 1.0)
+    return 1.0 - x**3 * (10.0 - 15.0 * x + 6.0 * x * x)
+
+
+@dataclass
+class Samples:
+    """Points filling the shape (a lattice, plus handle samples) and the graph of straight, inside links
+    between near ones; and, for each mesh vertex, its straight links to the nearest samples it sees."""
+
+    points: np.ndarray  # (n, 2): the lattice, then the extra (handle) samples
+    lattice: int  # how many of them are lattice points
+    graph: csr_matrix
+    domain: Domain
+    vertex_near: np.ndarray  # (vertices, k) sample indices
+    vertex_step: np.ndarray  # (vertices, k) straight lengths, inf where the vertex does not see the sample
+
+    @classmethod
+    def from_mesh(cls, points, tris, spacing, extra=()):
+        """A lattice at `spacing` inside the mesh (aligned to the origin, so two meshes of one shape share
+        it) and the `extra` points (handle samples) as graph nodes; the mesh vertices linked to them."""
+        domain = Domain.from_mesh(points, tris, links=False)
+        lattice = _lattice(domain, spacing)
+        pts = np.vstack([lattice, np.asarray(extra, float).reshape(-1, 2)])
+        graph = _link_graph(domain, pts, LINK_RADIUS * spacing)
+        k = min(K_NEIGHBOURS, len(pts))
+        step, near = cKDTree(pts).query(domain.points, k=k)
+        step, near = step.reshape(-1, k), near.reshape(-1, k)
+        verts = np.arange(len(domain.points))
+        for col in range(k):
+            step[~domain.visible(verts, q=pts[near[:, col]]), col] = np.inf
+        return cls(pts, len(lattice), graph, domain, near, step)
+
+    def at_vertices(self, dist):
+        """Distances (vertices, ...) at the mesh vertices from distances (samples, ...) at the samples: the
+        shortest straight step from a sample each vertex sees."""
+        dist = np.asarray(dist, float)
+        out = np.full((len(self.vertex_near),) + dist.shape[1:], np.inf)
+        for col in range(self.vertex_near.shape[1]):
+            step = self.vertex_step[:, col].reshape((-1,) + (1,) * (dist.ndim - 1))
+            np.minimum(out, dist[self.vertex_near[:, col]] + step, out=out)
+        return out
+
+
+def _lattice(domain, spacing):
+    """Square-lattice points inside the mesh, off its outline."""
+    lo, hi = domain.points.min(axis=0), domain.points.max(axis=0)
+    gx = np.arange(np.ceil(lo[0] / spacing), np.floor(hi[0] / spacing) + 1) * spacing
+    gy = np.arange(np.ceil(lo[1] / spacing), np.floor(hi[1] / spacing) + 1) * spacing
+    pts = np.stack(np.meshgrid(gx, gy), axis=-1).reshape(-1, 2)
+    pts = pts[domain.inside(pts)] if len(pts) else pts
+    return pts[_outline_distance(domain, pts, spacing) > 1e-3 * spacing]
+
+
+def _outline_distance(domain, pts, cap):
+    """Distance from each point to the mesh outline, exact up to `cap` (cap beyond)."""
+    a, b = domain.points[domain.boundary[:, 0]], domain.points[domain.boundary[:, 1]]
+    reach = 0.5 * float(np.hypot(*(b - a).T).max())
+    query, edge = pairs_within(cKDTree(0.5 * (a + b)), pts, np.full(len(pts), cap + reach))
+    ab = b[edge] - a[edge]
+    t = np.clip(((pts[query] - a[edge]) * ab).sum(axis=1) / np.maximum((ab * ab).sum(axis=1), 1e-300), 0, 1)
+    gap = np.hypot(*(pts[query] - a[edge] - t[:, None] * ab).T)
+    out = np.full(len(pts), float(cap))
+    np.minimum.at(out, query, gap)
+    return out
+
+
+def _link_graph(domain, pts, radius):
+    """Symmetric graph of straight links between samples closer than `radius` that stay inside. A radius,
+    not k nearest: on a lattice, ties among equally near points would be broken by index, and mirrored
+    input would get an unmirrored graph."""
+    n = len(pts)
+    pairs = cKDTree(pts).query_pairs(radius, output_type='ndarray')
+    p, q = pts[pairs[:, 0]], pts[pairs[:, 1]]
+    ok = domain.clear.covers(p, q)
+    rest = np.flatnonzero(~ok)
+    if len(rest):
+        none = np.full(len(rest), -1)
+        ok[rest] = domain.exactly_visible(p[rest], q[rest], none, none)
+    pairs = pairs[ok]
+    length = np.hypot(*(pts[pairs[:, 1]] - pts[pairs[:, 0]]).T)
+    rows = np.concatenate([pairs[:, 0], pairs[:, 1]])
+    cols = np.concatenate([pairs[:, 1], pairs[:, 0]])
+    return coo_matrix((np.concatenate([length, length]), (rows, cols)), shape=(n, n)).tocsr()
+
+
+@dataclass
+class Weights:
+    """Weights of the real handles at every sample and every mesh vertex (rows sum to 1), and what the
+    construction needed."""
+
+    values: np.ndarray  # (samples, real handles)
+    at_vertices: np.ndarray  # (mesh vertices, real handles)
+    virtual: list = field(default_factory=list)  # sample indices of the virtual handles
+    radii: np.ndarray = None  # r_d of every handle, real then virtual
+
+
+def meshfree_weights(samples, handles, spread=0.5):
+    """C² weights for handles given as lists of sample indices (a point, or the samples along a bone).
+
+    `spread` is λ in r_d = r_v + λ (r_h - r_v): small gives near-Voronoi transitions, 1 the widest overlap.
+    """
+    handles = [np.atleast_1d(np.asarray(h, np.int64)) for h in handles]
+    graph = samples.graph
+    real = len(handles)
+    dist = [_distance(graph, h) for h in handles]
+    while len(handles) < real + MAX_VIRTUAL:
+        cells, reach, nearest = _cells(dist, handles)
+        crowded = np.flatnonzero(reach >= GAMMA * nearest)
+        if len(crowded) == 0:
+            break
+        ratio = reach / nearest
+        ties = crowded[ratio[crowded] >= ratio[crowded].max() * (1 - 1e-9)]
+        new = []
+        for cell in ties:  # tied cells are refined together, so symmetric input stays symmetric
+            own = np.flatnonzero(cells[:, cell])
+            d = dist[cell][own]
+            new += list(own[d >= d.max() * (1 - 1e-9)])
+        for q in dict.fromkeys(new):
+            handles.append(np.array([q]))
+            dist.append(_distance(graph, handles[-1]))
+    cells, reach, nearest = _cells(dist, handles)
+    radius = reach + spread * (nearest - reach)
+    radius = np.where(np.isfinite(radius), radius, np.maximum(reach * 1.5, 1e-12))  # a lone handle
+    d = np.stack(dist, axis=1)
+    alpha = _harmonic_blend(graph, cells, real, len(handles)) if len(handles) > real else None
+    values = _blend(d, radius, real, alpha)
+    at_vertices = _blend(samples.at_vertices(d), radius, real, alpha)
+    return Weights(values, at_vertices, [int(h[0]) for h in handles[real:]], radius)
+
+
+def _blend(d, radius, real, alpha):
+    """Normalized bases from distances (points, handles), collapsed onto the real handles."""
+    basis = bezier_falloff(d / radius[None, :])
+    total = basis.sum(axis=1, keepdims=True)
+    w = basis / np.where(total > 0, total, 1.0)  # points no handle reaches (another island) stay 0
+    return w if alpha is None else w[:, :real] + w[:, real:] @ alpha
+
+
+def _distance(graph, sources):
+    return dijkstra(graph, directed=False, indices=sources, min_only=True)
+
+
+def _cells(dist, handles):
+    """Voronoi cells of the handles (a sample equally near two handles, to within rounding, is in both),
+    each cell's reach r_v and each handle's nearest other handle r_h (handles that touch do not count)."""
+    d = np.stack(dist, axis=1)
+    nearest_d = d.min(axis=1, keepdims=True)
+    cells = np.isfinite(nearest_d) & (d <= nearest_d * (1 + 1e-9) + 1e-12)
+    reach = np.where(cells, d, 0.0).max(axis=0)
+    between = np.stack([d[h].min(axis=0) for h in handles])  # between[j, i]: from handle i to handle j
+    np.fill_diagonal(between, np.inf)
+    between[between <= 0] = np.inf
+    return cells, reach, between.min(axis=0)
+
+
+def _harmonic_blend(graph, cells, real, total):
+    """α (virtual, real): each virtual handle's transform as a blend of the real ones, from harmonic fields on
+    the Voronoi dual graph (uniform Laplacian, real handles fixed), solved directly; rows renormalized.
+    Two cells are neighbours when a graph link joins them or a sample lies in both."""
+    g = graph.tocoo()
+    cells = csr_matrix(cells.astype(float))
+    touching = cells.T @ cells + cells.T @ (coo_matrix((np.ones(len(g.row)), (g.row, g.col)),
+                                                       shape=graph.shape).tocsr() @ cells)
+    dual = (touching + touching.T) > 0
+    dual.setdiag(False)
+    dual = dual.astype(float)
+    lap = (coo_matrix((np.asarray(dual.sum(axis=1)).ravel(), (np.arange(total), np.arange(total))),
+                      shape=(total, total)) - dual).tocsr()
+    virtual = np.arange(real, total)
+    alpha = spsolve(lap[virtual][:, virtual].tocsc(), -lap[virtual][:, :real].toarray())
+    alpha = np.maximum(np.asarray(alpha).reshape(len(virtual), real), 0.0)
+    sums = alpha.sum(axis=1, keepdims=True)
+    return np.where(sums > 0, alpha / np.where(sums > 0, sums, 1.0), 1.0 / real)
