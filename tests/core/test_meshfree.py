@@ -119,3 +119,48 @@ def test_second_differences_along_a_line_shrink_as_samples_get_denser():
         assert np.allclose(np.diff(x), spacing)
         worst.append(np.abs(np.diff(w.values[order, 0], 2)).max())
     assert worst[1] < 0.5 * worst[0], worst
+
+
+# A leg chain on each side of LEGS, hanging from a hip bone: bones that share joints.
+CHAIN_HEAD = np.array([(30.0, 115.0), (20.0, 95.0), (20.0, 50.0), (54.0, 115.0), (64.0, 95.0), (64.0, 50.0)])
+CHAIN_TAIL = np.array([(20.0, 95.0), (20.0, 50.0), (20.0, 10.0), (64.0, 95.0), (64.0, 50.0), (64.0, 10.0)])
+
+
+def chain_weights(shrink, gaussian):
+    from vide_addon.core.meshfree import bone_handles
+
+    pts, tris = polygon_mesh(LEGS, 3.0, jitter=0.2)
+    extra, slices = bone_handles(CHAIN_HEAD, CHAIN_TAIL, 2.0, shrink=shrink)
+    samples = Samples.from_mesh(pts, tris, 2.0, extra=extra)
+    first = len(samples.points) - len(extra)
+    handles = [np.arange(first + s.start, first + s.stop) for s in slices]
+    return samples, handles, meshfree_weights(samples, handles, gaussian=gaussian)
+
+
+@pytest.mark.parametrize("shrink, gaussian", [(0.25, False), (0.0, True)], ids=["shrunk-C2", "gaussian"])
+def test_bone_chains_get_weights_that_sum_to_one_and_stay_on_their_own_leg(shrink, gaussian):
+    samples, handles, w = chain_weights(shrink, gaussian)
+    assert w.values.min() >= 0 and np.abs(w.values.sum(axis=1) - 1).max() < 1e-9
+    pts = samples.points[:samples.lattice]
+    right_foot = (pts[:, 0] > 44) & (pts[:, 1] < 30)
+    left_bones = w.values[:samples.lattice][right_foot][:, :3]
+    assert left_bones.max() < (0.01 if not gaussian else 0.2), left_bones.max()
+
+
+def test_shrunk_bone_handles_interpolate_on_their_samples():
+    _samples, handles, w = chain_weights(0.25, False)
+    for j, h in enumerate(handles):
+        assert np.abs(w.values[h, j] - 1).max() < 1e-9, "1 on the bone's own (inner) samples"
+
+
+def test_handles_too_crowded_for_compact_weights_say_so():
+    from vide_addon.core.errors import VideError
+
+    with pytest.raises(VideError, match="too close"):
+        chain_weights(0.15, False)  # 40-unit-wide legs, bones 13 apart: cells cannot stay clear
+
+
+def test_the_gaussian_fallback_is_global():
+    samples, _handles, w = chain_weights(0.0, True)
+    assert not w.virtual
+    assert (w.values[:samples.lattice] > 0).mean() > 0.9, "C-infinity and global: hardly a zero anywhere"

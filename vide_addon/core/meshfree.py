@@ -20,6 +20,7 @@ from scipy.sparse.csgraph import dijkstra
 from scipy.sparse.linalg import spsolve
 from scipy.spatial import cKDTree
 
+from .errors import VideError
 from .geodesic import Domain, pairs_within
 
 LINK_RADIUS = 2.3  # in lattice spacings: links in 16 directions, graph distances within 3% of straight ones
@@ -124,23 +125,52 @@ class Weights:
     values: np.ndarray  # (samples, real handles)
     at_vertices: np.ndarray  # (mesh vertices, real handles)
     virtual: list = field(default_factory=list)  # sample indices of the virtual handles
-    radii: np.ndarray = None  # r_d of every handle, real then virtual
+    radii: np.ndarray = None  # r_d of every handle, real then virtual (Gaussian: the widths c)
 
 
-def meshfree_weights(samples, handles, spread=0.5):
+def bone_handles(head, tail, spacing, shrink=0.0):
+    """Sample points along each bone segment (about half a lattice spacing apart), and for each bone the
+    slice of them that is its handle. With `shrink` > 0, each end is pulled in by that fraction of the
+    bone's length, so bones that share a joint do not touch (see `meshfree_weights`)."""
+    points, slices, start = [], [], 0
+    for h, t in zip(np.asarray(head, float), np.asarray(tail, float)):
+        a, b = h + shrink * (t - h), t - shrink * (t - h)
+        count = max(int(np.ceil(np.hypot(*(b - a)) / (0.5 * spacing))), 1) + 1
+        points.append(a + np.linspace(0.0, 1.0, count)[:, None] * (b - a))
+        slices.append(slice(start, start + count))
+        start += count
+    return (np.vstack(points) if points else np.empty((0, 2))), slices
+
+
+def meshfree_weights(samples, handles, spread=0.5, gaussian=False):
     """C² weights for handles given as lists of sample indices (a point, or the samples along a bone).
 
     `spread` is λ in r_d = r_v + λ (r_h - r_v): small gives near-Voronoi transitions, 1 the widest overlap.
+    Handles that touch (bones sharing a joint) cannot meet r_d < r_h; the paper then uses a global
+    Gaussian, exp(-d² / 2c²) with c half the distance to the nearest handle that does not touch
+    (`gaussian=True`: C-infinity, approximating, no virtual handles). The other way keeps the compact C²
+    basis: handles shrunk away from the joints (`bone_handles(..., shrink)`), which no longer touch.
     """
     handles = [np.atleast_1d(np.asarray(h, np.int64)) for h in handles]
     graph = samples.graph
     real = len(handles)
     dist = [_distance(graph, h) for h in handles]
-    while len(handles) < real + MAX_VIRTUAL:
+    if gaussian:
+        _, reach, nearest = _cells(dist, handles)
+        width = np.where(np.isfinite(nearest), nearest, 2.0 * np.maximum(reach, 1e-12)) / 2.0
+        d = np.stack(dist, axis=1)
+        values = _normalized(np.exp(-0.5 * (d / width) ** 2))
+        vertex = _normalized(np.exp(-0.5 * (samples.at_vertices(d) / width) ** 2))
+        return Weights(values, vertex, [], width)
+    while True:
         cells, reach, nearest = _cells(dist, handles)
         crowded = np.flatnonzero(reach >= GAMMA * nearest)
         if len(crowded) == 0:
             break
+        if len(handles) >= real + MAX_VIRTUAL:
+            raise VideError(f"The handles are too close together for compact C² weights ({MAX_VIRTUAL} virtual "
+                            "handles did not separate them): move them apart, shrink bones further from their "
+                            "joints, or use the Gaussian.")
         ratio = reach / nearest
         ties = crowded[ratio[crowded] >= ratio[crowded].max() * (1 - 1e-9)]
         new = []
@@ -163,10 +193,13 @@ def meshfree_weights(samples, handles, spread=0.5):
 
 def _blend(d, radius, real, alpha):
     """Normalized bases from distances (points, handles), collapsed onto the real handles."""
-    basis = bezier_falloff(d / radius[None, :])
-    total = basis.sum(axis=1, keepdims=True)
-    w = basis / np.where(total > 0, total, 1.0)  # points no handle reaches (another island) stay 0
+    w = _normalized(bezier_falloff(d / radius[None, :]))
     return w if alpha is None else w[:, :real] + w[:, real:] @ alpha
+
+
+def _normalized(basis):
+    total = basis.sum(axis=1, keepdims=True)
+    return basis / np.where(total > 0, total, 1.0)  # points no handle reaches (another island) stay 0
 
 
 def _distance(graph, sources):
