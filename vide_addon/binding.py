@@ -14,8 +14,11 @@ import numpy as np
 
 from .bridge.rig import attach, deform_bones, mesh_in_plane, write_groups
 from .core.errors import VideError
+from .core import meshfree
 from .core.geodesic import Domain, bone_distances
-from .core.weights import falloff_weights
+from .core.weights import falloff_weights, strongest
+
+AUTO_SAMPLES = 100.0  # meshfree samples across the mesh's longest side when Sample Spacing is 0
 
 
 @dataclass
@@ -42,13 +45,19 @@ def bind(ob, arm, settings):
     that can fail (bad mesh, no deform bones) fails before `ob` is changed."""
     plane, points, tris = mesh_in_plane(ob)
     names, heads, tails, point_bones = deform_bones(arm, plane)
-    dist, outside = bone_distances(Domain.from_mesh(points, tris), heads, tails)
-    weights = _weights(arm, names, dist, settings)
+    if settings.method == 'MESHFREE':
+        spacing = settings.sample_spacing or float(np.ptp(points, axis=0).max()) / AUTO_SAMPLES
+        raw, outside = meshfree.bone_weights(points, tris, heads, tails, spacing, settings.spread, settings.chains)
+        weights = strongest(raw, settings.max_influences, settings.prune)
+    else:
+        dist, outside = bone_distances(Domain.from_mesh(points, tris), heads, tails)
+        weights = _weights(arm, names, dist, settings)
     write_groups(ob, names, weights)
     attach(ob, arm)
     ob.vide.bind.armature = arm
     ob.vide.bind.copy_from(settings)
-    _measured[ob.session_uid] = Measured(names, dist, _fingerprint(ob, arm), weights)
+    if settings.method == 'GEODESIC':
+        _measured[ob.session_uid] = Measured(names, dist, _fingerprint(ob, arm), weights)
     return BindReport(len(points), len(names), point_bones, [n for n, o in zip(names, outside) if o])
 
 
@@ -76,8 +85,9 @@ def reweight_armature(armature_data):
 
 
 def bound_meshes(armature_data):
+    """Meshes bound with geodesic weights (the ones a bone's smoothness changes) to `armature_data`."""
     return [ob for ob in bpy.data.objects
-            if ob.type == 'MESH' and ob.vide.bind.armature is not None
+            if ob.type == 'MESH' and ob.vide.bind.armature is not None and ob.vide.bind.method == 'GEODESIC'
             and ob.vide.bind.armature.data == armature_data and not ob.library]
 
 

@@ -51,8 +51,26 @@ class BindSettings:
     method: EnumProperty(
         name="Method", default='GEODESIC', options={'SKIP_SAVE'},
         items=[('GEODESIC', "Geodesic",
-                "Weight falls off with the distance from the bone measured inside the shape")],
+                "Weight falls off with the distance from the bone measured inside the shape"),
+               ('MESHFREE', "Meshfree C²",
+                "Closed-form, C²-smooth, compactly supported weights over distance inside the shape "
+                "(Xian, Jin and Wang); independent of the mesh")],
         description="How the weights are computed")
+    sample_spacing: FloatProperty(
+        name="Sample Spacing", default=0.0, min=0.0, soft_max=0.1, subtype='DISTANCE', unit='LENGTH',
+        options={'SKIP_SAVE'},
+        description="Meshfree: distance between the samples that fill the shape. 0 picks it from the mesh's "
+                    "size (about 100 across its longest side)")
+    spread: FloatProperty(
+        name="Spread", default=0.5, min=0.05, max=0.95, subtype='FACTOR', options={'SKIP_SAVE'},
+        description="Meshfree: how far each bone's support reaches between its own cell and the nearest other "
+                    "bone. Small gives sharp transitions, large wide ones")
+    chains: EnumProperty(
+        name="Joints", default='SHRINK', options={'SKIP_SAVE'},
+        items=[('SHRINK', "Compact C²", "Bones that share a joint are pulled in from it, keeping compact "
+                                         "C² weights"),
+               ('GAUSSIAN', "Gaussian", "The paper's fallback for touching bones: global, smooth, approximating")],
+        description="Meshfree: what to do with bones that share a joint, as armature chains do")
     smoothness: FloatProperty(
         name="Smoothness", default=0.03, min=1e-4, soft_max=1.0, subtype='DISTANCE', unit='LENGTH',
         options={'SKIP_SAVE'},
@@ -66,7 +84,7 @@ class BindSettings:
         description="Weights smaller than this are dropped and the rest renormalized")
 
     def copy_from(self, other):
-        for name in ("method", "smoothness", "max_influences", "prune"):
+        for name in ("method", "smoothness", "max_influences", "prune", "sample_spacing", "spread", "chains"):
             setattr(self, name, getattr(other, name))
 
 

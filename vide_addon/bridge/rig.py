@@ -22,7 +22,8 @@ class Plane:
 
 
 def mesh_in_plane(ob):
-    """(plane, vertices (n, 2) in it, triangles (m, 3)) of a mesh object, from its undeformed data."""
+    """(plane, vertices (n, 2) in it, triangles (m, 3)) of a mesh object, from its undeformed data. The plane
+    is the vectorized image's, or else the best fit through the vertices."""
     me = ob.data
     n = len(me.vertices)
     co = np.empty(n * 3)
@@ -40,7 +41,14 @@ def mesh_in_plane(ob):
     _u, sv, vt = np.linalg.svd(used - origin, full_matrices=False)
     if sv[1] <= 1e-9 * max(sv[0], 1e-30):
         raise VideError("it has no area (all its vertices lie on a line).")
-    plane = Plane(origin, vt[:2])
+    axes = vt[:2]
+    if ob.vide.image is not None:  # vectorized: the image's own axes, so symmetric art stays symmetric
+        m = np.array(ob.vide.uv_to_local).reshape(3, 3)
+        u, v = mw[:3, :3] @ m[0], mw[:3, :3] @ m[1]
+        u = u / np.linalg.norm(u)
+        v = v - (v @ u) * u
+        axes = np.stack([u, v / np.linalg.norm(v)])
+    plane = Plane(origin, axes)
     return plane, plane.project(world), tris.reshape(-1, 3)
 
 

@@ -1,7 +1,7 @@
 """Meshfree C² weights (Xian, Jin and Wang, "Meshfree C²-Weighting for Shape Deformation", 2015), as
 rebuilt in ../shared/spec/meshfree_c2.md.
 
-Samples fill the shape (a square lattice at `spacing`, aligned to the origin) and a graph of links
+Samples fill the shape (a square lattice at `spacing`, centred on it) and a graph of links
 between near samples that never leave the shape gives intrinsic distances by Dijkstra. Mesh vertices are not in the
 graph (so the weights do not depend on the mesh): each takes its distances in one straight step from a
 sample it sees, and its weights from the same closed form. Each handle's basis is the quintic Bézier f(d / r_d) (1 at the handle, 0 beyond r_d, C² at both
@@ -50,8 +50,8 @@ class Samples:
 
     @classmethod
     def from_mesh(cls, points, tris, spacing, extra=()):
-        """A lattice at `spacing` inside the mesh (aligned to the origin, so two meshes of one shape share
-        it) and the `extra` points (handle samples) as graph nodes; the mesh vertices linked to them."""
+        """A lattice at `spacing` inside the mesh (centred on its bounding box, so two meshes of one shape
+        share it) and the `extra` points (handle samples) as graph nodes; the mesh vertices linked to them."""
         domain = Domain.from_mesh(points, tris, links=False)
         lattice = _lattice(domain, spacing)
         pts = np.vstack([lattice, np.asarray(extra, float).reshape(-1, 2)])
@@ -76,10 +76,13 @@ class Samples:
 
 
 def _lattice(domain, spacing):
-    """Square-lattice points inside the mesh, off its outline."""
+    """Square-lattice points inside the mesh, off its outline, centred on its bounding box: a shape that is
+    mirror-symmetric about a vertical or horizontal axis gets a mirror-symmetric lattice."""
     lo, hi = domain.points.min(axis=0), domain.points.max(axis=0)
-    gx = np.arange(np.ceil(lo[0] / spacing), np.floor(hi[0] / spacing) + 1) * spacing
-    gy = np.arange(np.ceil(lo[1] / spacing), np.floor(hi[1] / spacing) + 1) * spacing
+    centre = 0.5 * (lo + hi)
+    half = np.floor(0.5 * (hi - lo) / spacing)
+    gx = centre[0] + np.arange(-half[0], half[0] + 1) * spacing
+    gy = centre[1] + np.arange(-half[1], half[1] + 1) * spacing
     pts = np.stack(np.meshgrid(gx, gy), axis=-1).reshape(-1, 2)
     pts = pts[domain.inside(pts)] if len(pts) else pts
     return pts[_outline_distance(domain, pts, spacing) > 1e-3 * spacing]
@@ -177,7 +180,12 @@ def meshfree_weights(samples, handles, spread=0.5, gaussian=False):
         for cell in ties:  # tied cells are refined together, so symmetric input stays symmetric
             own = np.flatnonzero(cells[:, cell])
             d = dist[cell][own]
-            new += list(own[d >= d.max() * (1 - 1e-9)])
+            far = own[d >= d.max() * (1 - 1e-9)]
+            # Equally far samples of one cell: mirror images are far apart and all go in; neighbours on the
+            # lattice would crowd each other, so only one of a close group does.
+            for q in far:
+                if all(np.hypot(*(samples.points[q] - samples.points[p])) > 0.5 * reach[cell] for p in new):
+                    new.append(q)
         for q in dict.fromkeys(new):
             handles.append(np.array([q]))
             dist.append(_distance(graph, handles[-1]))
@@ -237,3 +245,45 @@ def _harmonic_blend(graph, cells, real, total):
     alpha = np.maximum(np.asarray(alpha).reshape(len(virtual), real), 0.0)
     sums = alpha.sum(axis=1, keepdims=True)
     return np.where(sums > 0, alpha / np.where(sums > 0, sums, 1.0), 1.0 / real)
+
+
+def bone_weights(points, tris, heads, tails, spacing, spread=0.5, chains="SHRINK", shrink=0.25):
+    """Meshfree weights (mesh vertices, bones) of a flat mesh for bone segments, and per bone whether it lies
+    wholly outside the mesh (it then starts from the sample nearest to it).
+
+    Bones that share a joint are handled by `chains`: "SHRINK" pulls every bone's handle in from both ends
+    by `shrink` of its length and keeps the compact C² basis, "GAUSSIAN" uses the paper's global Gaussian.
+    A vertex no handle reaches (an island without bones) goes wholly to the bone nearest to it.
+    """
+    heads, tails = np.asarray(heads, float), np.asarray(tails, float)
+    ends = np.vstack([heads, tails])
+    size = max(float(np.ptp(np.asarray(points, float), axis=0).max()), 1e-12)
+    gaps = np.hypot(*(ends[:, None] - ends[None]).transpose(2, 0, 1))
+    np.fill_diagonal(gaps, np.inf)
+    bones = len(heads)
+    same_bone = np.abs(np.arange(2 * bones)[:, None] - np.arange(2 * bones)[None]) == bones
+    touching = bool((gaps[~same_bone] < 1e-6 * size).any())
+    pull = shrink if (touching and chains == "SHRINK") else 0.0
+    extra, slices = bone_handles(heads, tails, spacing, pull)
+    samples = Samples.from_mesh(points, tris, spacing, extra=extra)
+    first = len(samples.points) - len(extra)
+    inside = samples.domain.inside(extra)
+    handles, outside = [], []
+    lattice = cKDTree(samples.points[:samples.lattice])
+    for s in slices:
+        own = first + np.arange(s.start, s.stop)[inside[s]]
+        outside.append(len(own) == 0)
+        if len(own) == 0:
+            gap, nearest = lattice.query(extra[s])
+            own = np.array([nearest[np.argmin(gap)]])
+        handles.append(own)
+    w = meshfree_weights(samples, handles, spread, gaussian=touching and chains == "GAUSSIAN").at_vertices
+    lost = np.flatnonzero(w.sum(axis=1) == 0)
+    if len(lost):
+        verts = samples.domain.points[lost]
+        gap = np.stack([np.hypot(*(verts - (h + np.clip(((verts - h) @ (t - h)) / max((t - h) @ (t - h), 1e-300),
+                                                         0, 1)[:, None] * (t - h))).T)
+                        for h, t in zip(heads, tails)], axis=1)
+        w[lost] = 0.0
+        w[lost, np.argmin(gap, axis=1)] = 1.0
+    return w, np.array(outside, bool)

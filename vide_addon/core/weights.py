@@ -16,12 +16,18 @@ def falloff_weights(dist, smoothness, max_influences=4, prune=0.01):
     rest renormalized (the strongest bone always stays). Rows with no finite distance stay zero.
     """
     w = np.array(dist, np.float64)
-    bones = w.shape[1]
     w /= -np.asarray(smoothness, np.float64)[None, :]
     top = w.max(axis=1, keepdims=True)
     top[~np.isfinite(top)] = 0.0  # no bone reaches the row: exp(-inf) leaves it zero
     w -= top
     np.exp(w, out=w)
+    return strongest(w, max_influences, prune)
+
+
+def strongest(w, max_influences=4, prune=0.01):
+    """In place: keeps each row's `max_influences` largest weights, normalizes, drops those below `prune`
+    and normalizes again (the strongest always stays). Returns `w`."""
+    bones = w.shape[1]
     if bones > max_influences:
         weakest = np.argpartition(w, bones - max_influences, axis=1)[:, :bones - max_influences]
         np.put_along_axis(w, weakest, 0.0, axis=1)

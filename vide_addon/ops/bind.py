@@ -112,7 +112,12 @@ def draw_bind_settings(layout, settings):
     layout.use_property_split = True
     layout.use_property_decorate = False
     layout.prop(settings, "method")
-    layout.prop(settings, "smoothness")
+    if settings.method == 'GEODESIC':
+        layout.prop(settings, "smoothness")
+    else:
+        layout.prop(settings, "sample_spacing", text="Sample Spacing (0 = Auto)")
+        layout.prop(settings, "spread")
+        layout.prop(settings, "chains")
     layout.prop(settings, "max_influences")
     layout.prop(settings, "prune")
 

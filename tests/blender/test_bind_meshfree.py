@@ -1,0 +1,41 @@
+"""Bind to Armature with Meshfree C² weights in real Blender: normalized sparse weights, no reach across a
+gap, mirrored weights on a mirrored rig, and chains of bones that share joints (both ways)."""
+
+import numpy as np
+import pytest
+from helpers import influences, interpolate_on_mesh, mesh_in_pixels
+from test_bind import LEG_BONES, LEGS, bind, rig_for, vectorized
+
+# Thigh and shin on each leg, connected at the knee: an armature chain.
+CHAIN = {"hip": ((60, 122), (60, 148)),
+         "thigh.L": ((45, 118), (45, 65), "hip"), "shin.L": ((45, 65), (45, 15), "thigh.L"),
+         "thigh.R": ((75, 118), (75, 65), "hip"), "shin.R": ((75, 65), (75, 15), "thigh.R")}
+
+
+@pytest.mark.parametrize("rig, chains", [(LEG_BONES, 'SHRINK'), (CHAIN, 'SHRINK'), (CHAIN, 'GAUSSIAN')],
+                         ids=["separate-bones", "chain-compact", "chain-gaussian"])
+def test_meshfree_weights_are_normalized_sparse_and_stay_on_their_leg(scene, tmp_path, rig, chains):
+    ob = vectorized(tmp_path, LEGS)
+    arm = rig_for(ob, LEGS.shape, rig)
+    w = bind(ob, arm, method='MESHFREE', chains=chains)
+    counts, sums, mins = influences(ob)
+    assert counts.min() >= 1 and counts.max() <= 4
+    assert np.abs(sums - 1).max() < 1e-6 and mins.min() >= 0
+    pts, _tris = mesh_in_pixels(ob, LEGS.shape)
+    names = list(arm.data.bones.keys())
+    left = [i for i, n in enumerate(names) if n.endswith(".L")]
+    right_leg = (pts[:, 0] > 61) & (pts[:, 1] < 60)
+    assert w[np.ix_(right_leg, left)].max() < 0.01
+
+
+@pytest.mark.parametrize("prune", [0.0, 0.01])
+def test_meshfree_weights_of_a_mirrored_rig_are_mirrored(scene, tmp_path, prune):
+    ob = vectorized(tmp_path, LEGS)
+    arm = rig_for(ob, LEGS.shape, CHAIN)
+    w = bind(ob, arm, method='MESHFREE', prune=prune)
+    pts, tris = mesh_in_pixels(ob, LEGS.shape)
+    at_mirror, found = interpolate_on_mesh(pts, tris, w, np.column_stack([120 - pts[:, 0], pts[:, 1]]))
+    names = list(arm.data.bones.keys())
+    swap = [names.index(n.replace(".L", ".X").replace(".R", ".L").replace(".X", ".R")) for n in names]
+    assert found.mean() > 0.95
+    assert np.abs(w[found] - at_mirror[found][:, swap]).max() < 0.02
