@@ -160,3 +160,32 @@ def test_handles_too_crowded_for_compact_weights_say_so(monkeypatch):
     monkeypatch.setattr(meshfree, "MAX_VIRTUAL", 2)  # FIVE needs more virtual handles than that
     with pytest.raises(VideError, match="too close"):
         weights_for(LEGS, FIVE)
+
+
+def test_the_gaussian_fallback_is_global():
+    samples, _handles, w = chain_weights(0.0, True)
+    assert not w.virtual
+    assert (w.values[:samples.lattice] > 0).mean() > 0.9, "C-infinity and global: hardly a zero anywhere"
+
+
+def test_adding_a_handle_matches_computing_everything_again(monkeypatch):
+    from vide_addon.core import meshfree
+
+    pts, tris = polygon_mesh(LEGS, 3.0, jitter=0.2)
+    samples = Samples.from_mesh(pts, tris, 2.0)
+    along = [samples.along(h, t) for h, t in zip(CHAIN_HEAD[[1, 2, 4]], CHAIN_TAIL[[1, 2, 4]])]
+    rig = meshfree.HandleSet(samples, along[:2])
+    virtual_before = len(rig.weights().virtual)
+    calls = []
+    real_distance = meshfree._distance
+    monkeypatch.setattr(meshfree, "_distance", lambda g, h: calls.append(1) or real_distance(g, h))
+    column = rig.add(along[2])
+    result = rig.weights()
+    added = result.values
+    assert column == 2
+    # One Dijkstra for the new handle and one per virtual handle it called for; none for the others.
+    assert len(calls) == 1 + len(result.virtual) - virtual_before
+    monkeypatch.setattr(meshfree, "_distance", real_distance)
+    again = meshfree_weights(samples, along)
+    assert np.abs(added.sum(axis=1) - 1).max() < 1e-9
+    assert np.abs(added - again.values).max() < 0.02

@@ -43,6 +43,7 @@ class Samples:
 
     points: np.ndarray  # (n, 2): the lattice, then the extra (handle) samples
     lattice: int  # how many of them are lattice points
+    spacing: float
     graph: csr_matrix
     domain: Domain
     vertex_near: np.ndarray  # (vertices, k) sample indices
@@ -62,7 +63,17 @@ class Samples:
         verts = np.arange(len(domain.points))
         for col in range(k):
             step[~domain.visible(verts, q=pts[near[:, col]]), col] = np.inf
-        return cls(pts, len(lattice), graph, domain, near, step)
+        return cls(pts, len(lattice), spacing, graph, domain, near, step)
+
+    def along(self, head, tail):
+        """The lattice samples within 0.75 spacing of the segment head-tail (a bone drawn onto the lattice),
+        or the one nearest to it."""
+        pts = self.points[:self.lattice]
+        ab = np.asarray(tail, float) - np.asarray(head, float)
+        t = np.clip(((pts - head) @ ab) / max(float(ab @ ab), 1e-300), 0.0, 1.0)
+        gap = np.hypot(*(pts - (head + t[:, None] * ab)).T)
+        near = np.flatnonzero(gap <= 0.75 * self.spacing)
+        return near if len(near) else np.array([int(np.argmin(gap))])
 
     def at_vertices(self, dist):
         """Distances (vertices, ...) at the mesh vertices from distances (samples, ...) at the samples: the
@@ -154,49 +165,88 @@ def meshfree_weights(samples, handles, spread=0.5, gaussian=False):
     (`gaussian=True`: C-infinity, approximating, no virtual handles). The other way keeps the compact C²
     basis: handles shrunk away from the joints (`bone_handles(..., shrink)`), which no longer touch.
     """
+    if not gaussian:
+        return HandleSet(samples, handles, spread).weights()
     handles = [np.atleast_1d(np.asarray(h, np.int64)) for h in handles]
-    graph = samples.graph
-    real = len(handles)
-    dist = [_distance(graph, h) for h in handles]
-    if gaussian:
-        _, reach, nearest = _cells(dist, handles)
-        width = np.where(np.isfinite(nearest), nearest, 2.0 * np.maximum(reach, 1e-12)) / 2.0
-        d = np.stack(dist, axis=1)
-        values = _normalized(np.exp(-0.5 * (d / width) ** 2))
-        vertex = _normalized(np.exp(-0.5 * (samples.at_vertices(d) / width) ** 2))
-        return Weights(values, vertex, [], width)
-    while True:
-        cells, reach, nearest = _cells(dist, handles)
-        crowded = np.flatnonzero(reach >= GAMMA * nearest)
-        if len(crowded) == 0:
-            break
-        if len(handles) >= real + MAX_VIRTUAL:
-            raise VideError(f"The handles are too close together for compact C² weights ({MAX_VIRTUAL} virtual "
-                            "handles did not separate them): move them apart, shrink bones further from their "
-                            "joints, or use the Gaussian.")
-        ratio = reach / nearest
-        ties = crowded[ratio[crowded] >= ratio[crowded].max() * (1 - 1e-9)]
-        new = []
-        for cell in ties:  # tied cells are refined together, so symmetric input stays symmetric
-            own = np.flatnonzero(cells[:, cell])
-            d = dist[cell][own]
-            far = own[d >= d.max() * (1 - 1e-9)]
-            # Equally far samples of one cell: mirror images are far apart and all go in; neighbours on the
-            # lattice would crowd each other, so only one of a close group does.
-            for q in far:
-                if all(np.hypot(*(samples.points[q] - samples.points[p])) > 0.5 * reach[cell] for p in new):
-                    new.append(q)
-        for q in dict.fromkeys(new):
-            handles.append(np.array([q]))
-            dist.append(_distance(graph, handles[-1]))
-    cells, reach, nearest = _cells(dist, handles)
-    radius = reach + spread * (nearest - reach)
-    radius = np.where(np.isfinite(radius), radius, np.maximum(reach * 1.5, 1e-12))  # a lone handle
-    d = np.stack(dist, axis=1)
-    alpha = _harmonic_blend(graph, cells, real, len(handles)) if len(handles) > real else None
-    values = _blend(d, radius, real, alpha)
-    at_vertices = _blend(samples.at_vertices(d), radius, real, alpha)
-    return Weights(values, at_vertices, [int(h[0]) for h in handles[real:]], radius)
+    d = np.stack([_distance(samples.graph, h) for h in handles], axis=1)
+    _, reach, nearest = _cells(d, handles)
+    width = np.where(np.isfinite(nearest), nearest, 2.0 * np.maximum(reach, 1e-12)) / 2.0
+    values = _normalized(np.exp(-0.5 * (d / width) ** 2))
+    vertex = _normalized(np.exp(-0.5 * (samples.at_vertices(d) / width) ** 2))
+    return Weights(values, vertex, [], width)
+
+
+class HandleSet:
+    """Real handles, the virtual ones they need, and every handle's distances, kept: adding a handle costs
+    one Dijkstra from it (and from any virtual handle it calls for) plus arithmetic over the samples, linear
+    in their number, instead of a full recompute."""
+
+    def __init__(self, samples, handles, spread=0.5):
+        self.samples, self.spread = samples, spread
+        self.handles, self.real = [], []
+        self._d = np.empty((len(samples.points), max(2 * len(handles), 8)))  # grows by doubling
+        for h in handles:
+            self._add(h, real=True)
+        self._refine()
+
+    @property
+    def dist(self):
+        """Distances (samples, handles) from every handle, in the order they were added."""
+        return self._d[:, :len(self.handles)]
+
+    def add(self, handle):
+        """A new real handle (sample indices); returns its column in `weights()`."""
+        self._add(handle, real=True)
+        self._refine()
+        return sum(self.real) - 1
+
+    def _add(self, handle, real):
+        handle = np.atleast_1d(np.asarray(handle, np.int64))
+        if len(self.handles) == self._d.shape[1]:
+            self._d = np.hstack([self._d, np.empty_like(self._d)])
+        self._d[:, len(self.handles)] = _distance(self.samples.graph, handle)
+        self.handles.append(handle)
+        self.real.append(real)
+
+    def _refine(self):
+        """Virtual handles at the farthest samples of the most crowded cells until no cell reaches past
+        the nearest other handle."""
+        points = self.samples.points
+        start = len(self.handles)
+        while True:
+            cells, reach, nearest = _cells(self.dist, self.handles)
+            crowded = np.flatnonzero(reach >= GAMMA * nearest)
+            if len(crowded) == 0:
+                return
+            if len(self.handles) - start >= MAX_VIRTUAL:
+                raise VideError(f"The handles are too close together for compact C² weights ({MAX_VIRTUAL} "
+                                "virtual handles did not separate them): move them apart, shrink bones further "
+                                "from their joints, or use the Gaussian.")
+            ratio = reach / nearest
+            ties = crowded[ratio[crowded] >= ratio[crowded].max() * (1 - 1e-9)]
+            new = []
+            for cell in ties:  # tied cells are refined together, so symmetric input stays symmetric
+                own = np.flatnonzero(cells[:, cell])
+                d = self.dist[own, cell]
+                # Equally far samples of one cell: mirror images are far apart and all go in; neighbours on
+                # the lattice would crowd each other, so only one of a close group does.
+                for q in own[d >= d.max() * (1 - 1e-9)]:
+                    if all(np.hypot(*(points[q] - points[p])) > 0.5 * reach[cell] for p in new):
+                        new.append(q)
+            for q in dict.fromkeys(new):
+                self._add([q], real=False)
+
+    def weights(self):
+        real = np.flatnonzero(self.real)
+        order = np.concatenate([real, np.flatnonzero(~np.array(self.real))])
+        d = self.dist[:, order]
+        cells, reach, nearest = _cells(d, [self.handles[i] for i in order])
+        radius = reach + self.spread * (nearest - reach)
+        radius = np.where(np.isfinite(radius), radius, np.maximum(reach * 1.5, 1e-12))  # a lone handle
+        alpha = _harmonic_blend(self.samples.graph, cells, len(real), len(order)) if len(order) > len(real) else None
+        values = _blend(d, radius, len(real), alpha)
+        at_vertices = _blend(self.samples.at_vertices(d), radius, len(real), alpha)
+        return Weights(values, at_vertices, [int(self.handles[i][0]) for i in order[len(real):]], radius)
 
 
 def _blend(d, radius, real, alpha):
@@ -211,16 +261,19 @@ def _normalized(basis):
 
 
 def _distance(graph, sources):
-    return dijkstra(graph, directed=False, indices=sources, min_only=True)
+    # The graph is stored symmetric, so it is read as directed: no conversion on every call.
+    return dijkstra(graph, directed=True, indices=sources, min_only=True)
 
 
-def _cells(dist, handles):
+def _cells(d, handles):
     """Voronoi cells of the handles (a sample equally near two handles, to within rounding, is in both),
-    each cell's reach r_v and each handle's nearest other handle r_h (handles that touch do not count)."""
-    d = np.stack(dist, axis=1)
-    nearest_d = d.min(axis=1, keepdims=True)
-    cells = np.isfinite(nearest_d) & (d <= nearest_d * (1 + 1e-9) + 1e-12)
-    reach = np.where(cells, d, 0.0).max(axis=0)
+    each cell's reach r_v and each handle's nearest other handle r_h (handles that touch do not count).
+    `d` holds the distances (samples, handles)."""
+    nearest_d = d.min(axis=1)
+    cells = np.isfinite(nearest_d)[:, None] & (d <= nearest_d[:, None] * (1 + 1e-9) + 1e-12)
+    q, i = np.nonzero(cells)
+    reach = np.zeros(d.shape[1])
+    np.maximum.at(reach, i, nearest_d[q])
     between = np.stack([d[h].min(axis=0) for h in handles])  # between[j, i]: from handle i to handle j
     np.fill_diagonal(between, np.inf)
     between[between <= 0] = np.inf
