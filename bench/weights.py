@@ -32,7 +32,7 @@ dev_addon.isolate_user_folder()
 
 import bpy  # noqa: E402
 import numpy as np  # noqa: E402
-from stage import import_plane, save_png  # noqa: E402
+from stage import import_plane, save_png, select  # noqa: E402
 
 FINGER, GAP, PALM, LENGTH, MARGIN = 28, 2, 60, 300, 10  # pixels
 CASES = ((5, 1.9), (15, 1.7))  # (fingers, vertex spacing in px): about 17k and 63k vertices
@@ -65,9 +65,7 @@ def build(fingers, spacing, folder):
     rgba[..., 0] = 0.8
     rgba[..., 3] = alpha
     ob = import_plane(save_png(Path(folder) / f"hand{fingers}.png", rgba))
-    for o in bpy.context.view_layer.objects:
-        o.select_set(o == ob)
-    bpy.context.view_layer.objects.active = ob
+    select((ob,), ob)
     bpy.ops.vide.vectorize_image(vertex_spacing=spacing)
     m = np.array(ob.vide.uv_to_local).reshape(3, 3)
     mw = np.array(ob.matrix_world)
@@ -98,9 +96,7 @@ def copy_of(ob):
 
 
 def bind(ob, arm, how):
-    for o in bpy.context.view_layer.objects:
-        o.select_set(o in (ob, arm))
-    bpy.context.view_layer.objects.active = arm
+    select((ob, arm), arm)
     start = time.perf_counter()
     if how == "VIDE geodesic":
         bpy.ops.vide.bind_armature()

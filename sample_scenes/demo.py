@@ -38,7 +38,7 @@ import numpy as np  # noqa: E402
 from bpy_extras.object_utils import world_to_camera_view  # noqa: E402
 from character import composite  # noqa: E402
 from rig import bend, build_armature, weight_colours  # noqa: E402
-from stage import front_camera, import_plane, render, save_png  # noqa: E402
+from stage import front_camera, import_plane, render, save_png, select  # noqa: E402
 from walk import build_walk, render_walk  # noqa: E402
 
 # A stride, facing right: degrees, counter-clockwise as seen from the front.
@@ -98,9 +98,7 @@ def main():
     save_png(out / "vectorize.png", np.concatenate([on_white(p) for p in (before, after, mesh)], axis=1))
 
     arm = build_armature(plane)
-    for ob in bpy.context.view_layer.objects:
-        ob.select_set(ob in (plane, arm))
-    bpy.context.view_layer.objects.active = arm
+    select((plane, arm), arm)
     start = time.perf_counter()
     bpy.ops.vide.bind_armature()
     bind_seconds = time.perf_counter() - start

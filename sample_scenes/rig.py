@@ -7,6 +7,7 @@ them on a vectorized plane through the placement VIDE remembers on it.
 import bpy
 import numpy as np
 from mathutils import Matrix, Vector
+from stage import select
 
 # name: (head, tail, parent, connected) in canvas pixels of the 1024 px design.
 BONES = {
@@ -34,9 +35,7 @@ def build_armature(plane, name="Rig"):
     arm = bpy.data.objects.new(name, bpy.data.armatures.new(name))
     bpy.context.scene.collection.objects.link(arm)
     arm.show_in_front = True
-    for ob in bpy.context.view_layer.objects:
-        ob.select_set(ob == arm)
-    bpy.context.view_layer.objects.active = arm
+    select((arm,), arm)
     bpy.ops.object.mode_set(mode='EDIT')
     for bone, (head, tail, parent, connected) in BONES.items():
         eb = arm.data.edit_bones.new(bone)

@@ -7,6 +7,13 @@ import bpy
 import numpy as np
 
 
+def select(objects, active):
+    """Selects exactly `objects` and makes `active` the active object, as a user would before an operator."""
+    for ob in bpy.context.view_layer.objects:
+        ob.select_set(ob in objects)
+    bpy.context.view_layer.objects.active = active
+
+
 def front_camera(size=128, ortho_scale=1.2, centre=(0.0, 0.0)):
     """Sets up the scene to render the image plane x-z (front view) at `size` x `size` pixels."""
     sc = bpy.context.scene

@@ -15,7 +15,7 @@ import numpy as np
 from character import DRAW_ORDER, layer
 from mathutils import Matrix
 from rig import build_armature, canvas_to_world
-from stage import front_camera, load_png, save_png
+from stage import front_camera, load_png, save_png, select
 
 LAYER_BONES = {"cape": "torso", "leg_back_upper": "thigh.back", "leg_back_lower": "shin.back", "torso": "torso",
                "leg_front_upper": "thigh.front", "leg_front_lower": "shin.front", "arm_upper": "arm.upper",
@@ -24,12 +24,6 @@ FRAMES = 24  # one walk cycle, looping
 STRIDE, LIFT = 150.0, 45.0  # canvas pixels
 FEET = {"shin.front": ((455, 110), 0.0), "shin.back": ((565, 110), 0.5)}  # ankle at rest, phase in the cycle
 ARM_SWING = 25.0  # degrees
-
-
-def select(objects, active):
-    for ob in bpy.context.view_layer.objects:
-        ob.select_set(ob in objects)
-    bpy.context.view_layer.objects.active = active
 
 
 def build_walk(folder, size=512):
