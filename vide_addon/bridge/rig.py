@@ -1,8 +1,8 @@
 """Meshes and armatures as flat numpy arrays, and vertex weights back into Blender.
 
 A cutout mesh is flat, but its object and the armature may have any transforms. Both are taken to world
-space and projected onto the mesh's own plane (its best fit, so a vectorized plane in any alignment
-works), so distances are world lengths, in scene units, measured in the picture's plane.
+space and projected onto the mesh's own plane (the vectorized image's, else the best fit through the
+vertices), so distances are world lengths, in scene units, measured in the picture's plane.
 """
 
 from dataclasses import dataclass
