@@ -84,6 +84,19 @@ def reweight_armature(armature_data):
             print(f"VIDE: '{ob.name}' keeps its weights: {err}")
 
 
+def update_armature(arm):
+    """Binds again, with the settings each was bound with, every mesh VIDE bound to `arm` (after bones were
+    added, removed or moved). Returns (meshes updated, problems)."""
+    done, problems = 0, []
+    for ob in [o for o in bpy.data.objects if o.type == 'MESH' and o.vide.bind.armature == arm and not o.library]:
+        try:
+            bind(ob, arm, ob.vide.bind)
+            done += 1
+        except VideError as err:
+            problems.append(f"'{ob.name}': {err}")
+    return done, problems
+
+
 def bound_meshes(armature_data):
     """Meshes bound with geodesic weights (the ones a bone's smoothness changes) to `armature_data`."""
     return [ob for ob in bpy.data.objects

@@ -69,6 +69,7 @@ class VIDE_PT_rig(SidebarPanel, bpy.types.Panel):
         layout = self.layout
         col = layout.column(align=True)
         col.operator("vide.bind_armature", icon='ARMATURE_DATA')
+        col.operator("vide.update_weights", icon='FILE_REFRESH')
         col.operator("vide.bind_rigid", icon='BONE_DATA')
         col.operator("vide.attach_to_bone", icon='PINNED')
         col = layout.column(align=True)

@@ -1,9 +1,12 @@
 """Bind to Armature with Meshfree C² weights in real Blender: normalized sparse weights, no reach across a
-gap, mirrored weights on a mirrored rig, and chains of bones that share joints (both ways)."""
+gap, mirrored weights on a mirrored rig, and chains of bones that share joints (both ways); and Update Weights
+after a bone is added."""
 
+import bpy
 import numpy as np
 import pytest
-from helpers import influences, interpolate_on_mesh, mesh_in_pixels
+from helpers import (add_armature, bone_weights, influences, interpolate_on_mesh, mesh_in_pixels, pixel_to_world,
+                     select_only)
 from test_bind import LEG_BONES, LEGS, bind, rig_for, vectorized
 
 # Thigh and shin on each leg, connected at the knee: an armature chain.
@@ -39,3 +42,29 @@ def test_meshfree_weights_of_a_mirrored_rig_are_mirrored(scene, tmp_path, prune)
     swap = [names.index(n.replace(".L", ".X").replace(".R", ".L").replace(".X", ".R")) for n in names]
     assert found.mean() > 0.95
     assert np.abs(w[found] - at_mirror[found][:, swap]).max() < 0.02
+
+
+@pytest.mark.parametrize("method", ['MESHFREE', 'GEODESIC'])
+def test_update_weights_takes_in_a_new_bone_with_the_settings_of_the_bind(scene, tmp_path, method):
+    ob = vectorized(tmp_path, LEGS)
+    arm = rig_for(ob, LEGS.shape, LEG_BONES)
+    bind(ob, arm, method=method, max_influences=3)
+    head, tail = pixel_to_world(ob, LEGS.shape, [[45, 140], [35, 140]])
+    select_only(arm)
+    bpy.ops.object.mode_set(mode='EDIT')
+    eb = arm.data.edit_bones.new("belly.L")
+    eb.head, eb.tail = head.tolist(), tail.tolist()
+    bpy.ops.object.mode_set(mode='OBJECT')
+    assert bpy.ops.vide.update_weights() == {'FINISHED'}
+    w = bone_weights(ob, list(arm.data.bones.keys()))
+    counts, sums, _ = influences(ob)
+    assert "belly.L" in ob.vertex_groups and w[:, list(arm.data.bones.keys()).index("belly.L")].max() > 0.5
+    assert counts.max() <= 3 and np.abs(sums - 1).max() < 1e-6, "bound again with the bind's own settings"
+    assert ob.vide.bind.method == method
+
+
+def test_update_weights_with_nothing_bound_says_so(scene, tmp_path):
+    arm = add_armature({"b": ((0, 0, 0), (0, 0, 0.2))})
+    select_only(arm)
+    with pytest.raises(RuntimeError, match="No mesh is bound"):
+        bpy.ops.vide.update_weights()

@@ -122,4 +122,37 @@ def draw_bind_settings(layout, settings):
     layout.prop(settings, "prune")
 
 
-classes = (VIDE_OT_bind_armature,)
+class VIDE_OT_update_weights(bpy.types.Operator):
+    """Weight again every mesh bound to the active armature, with the settings it was bound with (after adding,
+    removing or moving bones)"""
+
+    bl_idname = "vide.update_weights"
+    bl_label = "Update Weights"
+    bl_options = {'REGISTER', 'UNDO'}
+
+    @classmethod
+    def poll(cls, context):
+        arm = context.active_object
+        if arm is None or arm.type != 'ARMATURE':
+            cls.poll_message_set("Make the armature active")
+            return False
+        if context.mode not in {'OBJECT', 'POSE'}:
+            cls.poll_message_set("Leave Edit Mode first: new bones count once it is left")
+            return False
+        return True
+
+    def execute(self, context):
+        arm = context.active_object
+        start = time.perf_counter()
+        done, problems = binding.update_armature(arm)
+        for problem in problems:
+            self.report({'WARNING'}, f"Skipped: {problem}")
+        if not done:
+            self.report({'ERROR'}, "; ".join(problems) or f"No mesh is bound to '{arm.name}' by VIDE")
+            return {'CANCELLED'}
+        self.report({'INFO'}, f"Updated the weights of {done} mesh{'es' * (done > 1)} bound to '{arm.name}' in "
+                              f"{time.perf_counter() - start:.2f} s")
+        return {'FINISHED'}
+
+
+classes = (VIDE_OT_bind_armature, VIDE_OT_update_weights)
