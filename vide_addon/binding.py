@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import bpy
 import numpy as np
+from bpy.app.handlers import persistent
 
 from .bridge.rig import attach, deform_bones, mesh_in_plane, write_groups
 from .core.errors import VideError
@@ -56,6 +57,7 @@ def bind(ob, arm, settings):
     attach(ob, arm)
     ob.vide.bind.armature = arm
     ob.vide.bind.copy_from(settings)
+    ob.vide.bind.bones = "\n".join(names)
     if settings.method == 'GEODESIC':
         _measured[ob.session_uid] = Measured(names, dist, _fingerprint(ob, arm), weights)
     return BindReport(len(points), len(names), point_bones, [n for n, o in zip(names, outside) if o])
@@ -95,6 +97,32 @@ def update_armature(arm):
         except VideError as err:
             problems.append(f"'{ob.name}': {err}")
     return done, problems
+
+
+@persistent
+def _auto_update(_scene, _depsgraph):
+    """After any update: armatures with Auto Update Weights whose deform bones are no longer the ones their
+    meshes were weighted for get their meshes weighted again."""
+    for arm in [o for o in bpy.data.objects if o.type == 'ARMATURE' and o.vide.auto_update and o.mode != 'EDIT']:
+        names = "\n".join(b.name for b in arm.data.bones if b.use_deform)
+        stale = [o for o in bpy.data.objects
+                 if o.type == 'MESH' and o.vide.bind.armature == arm and o.vide.bind.bones != names]
+        for ob in stale:
+            try:
+                bind(ob, arm, ob.vide.bind)
+            except VideError as err:
+                ob.vide.bind.bones = names  # do not try again on every update
+                print(f"VIDE: '{ob.name}' keeps its weights: {err}")
+
+
+def register():
+    bpy.app.handlers.depsgraph_update_post.append(_auto_update)
+
+
+def unregister():
+    if _auto_update in bpy.app.handlers.depsgraph_update_post:
+        bpy.app.handlers.depsgraph_update_post.remove(_auto_update)
+    forget_all()
 
 
 def bound_meshes(armature_data):

@@ -2,7 +2,8 @@
 remembers about its source image and its binding, and each bone's smoothness."""
 
 import bpy
-from bpy.props import BoolProperty, EnumProperty, FloatProperty, FloatVectorProperty, IntProperty, PointerProperty
+from bpy.props import (BoolProperty, EnumProperty, FloatProperty, FloatVectorProperty, IntProperty, PointerProperty,
+                       StringProperty)
 
 from . import binding
 from .core.vectorize import Settings
@@ -91,6 +92,8 @@ class BindSettings:
 class VIDE_PG_bind(BindSettings, bpy.types.PropertyGroup):
     armature: PointerProperty(
         name="Armature", type=bpy.types.Object, description="The armature this mesh was bound to by VIDE")
+    bones: StringProperty(name="Bones", options={'HIDDEN'},
+                          description="The deform bones the mesh was weighted for, one per line")
 
 
 def _bone_smoothness_changed(bone, _context):
@@ -118,6 +121,10 @@ class VIDE_PG_object(bpy.types.PropertyGroup):
     flip: BoolProperty(name="Flip Faces", options={'HIDDEN'})
     settings: PointerProperty(type=VIDE_PG_vectorize_settings)
     bind: PointerProperty(type=VIDE_PG_bind)
+    auto_update: BoolProperty(
+        name="Auto Update Weights", default=False,
+        description="Armatures: when deform bones are added or removed (on leaving Edit Mode), weight the meshes "
+                    "VIDE bound to this armature again")
     is_layer: BoolProperty(name="Cutout Layer", options={'HIDDEN'},
                            description="Imported by Import Cutout; its depth follows Draw Order")
     draw_order: IntProperty(
@@ -139,7 +146,6 @@ def register():
 
 
 def unregister():
-    binding.forget_all()
     del bpy.types.Bone.vide
     del bpy.types.Object.vide
     del bpy.types.Scene.vide_bind

@@ -70,6 +70,8 @@ class VIDE_PT_rig(SidebarPanel, bpy.types.Panel):
         col = layout.column(align=True)
         col.operator("vide.bind_armature", icon='ARMATURE_DATA')
         col.operator("vide.update_weights", icon='FILE_REFRESH')
+        if context.active_object is not None and context.active_object.type == 'ARMATURE':
+            col.prop(context.active_object.vide, "auto_update")
         col.operator("vide.bind_rigid", icon='BONE_DATA')
         col.operator("vide.attach_to_bone", icon='PINNED')
         col = layout.column(align=True)

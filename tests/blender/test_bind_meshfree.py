@@ -68,3 +68,27 @@ def test_update_weights_with_nothing_bound_says_so(scene, tmp_path):
     select_only(arm)
     with pytest.raises(RuntimeError, match="No mesh is bound"):
         bpy.ops.vide.update_weights()
+
+
+def test_with_auto_update_a_new_bone_is_weighted_on_leaving_edit_mode(scene, tmp_path):
+    ob = vectorized(tmp_path, LEGS)
+    arm = rig_for(ob, LEGS.shape, LEG_BONES)
+    bind(ob, arm, method='MESHFREE')
+    arm.vide.auto_update = True
+    head, tail = pixel_to_world(ob, LEGS.shape, [[45, 140], [35, 140]])
+    select_only(arm)
+    bpy.ops.object.mode_set(mode='EDIT')
+    eb = arm.data.edit_bones.new("belly.L")
+    eb.head, eb.tail = head.tolist(), tail.tolist()
+    assert "belly.L" not in ob.vertex_groups, "nothing happens while in Edit Mode"
+    bpy.ops.object.mode_set(mode='OBJECT')
+    bpy.context.view_layer.update()
+    assert "belly.L" in ob.vertex_groups
+    assert bone_weights(ob, ["belly.L"]).max() > 0.5
+    arm.vide.auto_update = False
+    select_only(arm)
+    bpy.ops.object.mode_set(mode='EDIT')
+    arm.data.edit_bones.remove(arm.data.edit_bones["belly.L"])
+    bpy.ops.object.mode_set(mode='OBJECT')
+    bpy.context.view_layer.update()
+    assert "belly.L" in ob.vertex_groups, "with auto-update off, the weights stay as they were"
