@@ -122,7 +122,7 @@ def movie(path):
     """The cycle as an H.264 MP4 through Blender's own FFmpeg output (white background)."""
     sc = bpy.context.scene
     settings = sc.render.image_settings
-    keep = settings.file_format, settings.color_mode, sc.render.film_transparent, sc.render.filepath
+    keep = settings.file_format, settings.color_mode, sc.render.film_transparent, sc.render.filepath, sc.world
     sc.render.film_transparent = False
     if hasattr(settings, "media_type"):  # Blender 5.0 lists movie formats under their own media type
         settings.media_type = 'VIDEO'
@@ -131,10 +131,10 @@ def movie(path):
     sc.render.ffmpeg.format = 'MPEG4'
     sc.render.ffmpeg.codec = 'H264'
     sc.render.filepath = str(path)
-    world = sc.world or bpy.data.worlds.new("white")
-    sc.world = world
-    world.color = (1.0, 1.0, 1.0)
+    white = sc.world = bpy.data.worlds.new("white")
+    white.color = (1.0, 1.0, 1.0)
     bpy.ops.render.render(animation=True)
     if hasattr(settings, "media_type"):
         settings.media_type = 'IMAGE'
-    settings.file_format, settings.color_mode, sc.render.film_transparent, sc.render.filepath = keep
+    settings.file_format, settings.color_mode, sc.render.film_transparent, sc.render.filepath, sc.world = keep
+    bpy.data.worlds.remove(white)

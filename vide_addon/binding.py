@@ -35,6 +35,7 @@ _measured = {}  # Object.session_uid -> Measured
 
 @dataclass
 class BindReport:
+    mesh: str  # the bound object's name
     vertices: int
     bones: int
     point_bones: list  # bones that point out of the mesh's plane
@@ -60,7 +61,7 @@ def bind(ob, arm, settings):
     ob.vide.bind.bones = "\n".join(names)
     if settings.method == 'GEODESIC':
         _measured[ob.session_uid] = Measured(names, dist, _fingerprint(ob, arm), weights)
-    return BindReport(len(points), len(names), point_bones, [n for n, o in zip(names, outside) if o])
+    return BindReport(ob.name, len(points), len(names), point_bones, [n for n, o in zip(names, outside) if o])
 
 
 def reweight(ob):
@@ -90,7 +91,7 @@ def update_armature(arm):
     """Binds again, with the settings each was bound with, every mesh VIDE bound to `arm` (after bones were
     added, removed or moved). Returns (meshes updated, problems)."""
     done, problems = 0, []
-    for ob in [o for o in bpy.data.objects if o.type == 'MESH' and o.vide.bind.armature == arm and not o.library]:
+    for ob in _bound_to(arm):
         try:
             bind(ob, arm, ob.vide.bind)
             done += 1
@@ -99,15 +100,18 @@ def update_armature(arm):
     return done, problems
 
 
+def _bound_to(arm):
+    """The local meshes VIDE bound to the armature object `arm`."""
+    return [ob for ob in bpy.data.objects if ob.type == 'MESH' and ob.vide.bind.armature == arm and not ob.library]
+
+
 @persistent
 def _auto_update(_scene, _depsgraph):
     """After any update: armatures with Auto Update Weights whose deform bones are no longer the ones their
     meshes were weighted for get their meshes weighted again."""
     for arm in [o for o in bpy.data.objects if o.type == 'ARMATURE' and o.vide.auto_update and o.mode != 'EDIT']:
         names = "\n".join(b.name for b in arm.data.bones if b.use_deform)
-        stale = [o for o in bpy.data.objects
-                 if o.type == 'MESH' and o.vide.bind.armature == arm and o.vide.bind.bones != names]
-        for ob in stale:
+        for ob in [o for o in _bound_to(arm) if o.vide.bind.bones != names]:
             try:
                 bind(ob, arm, ob.vide.bind)
             except VideError as err:

@@ -67,11 +67,12 @@ class VIDE_PT_rig(SidebarPanel, bpy.types.Panel):
 
     def draw(self, context):
         layout = self.layout
+        ob = context.active_object
         col = layout.column(align=True)
         col.operator("vide.bind_armature", icon='ARMATURE_DATA')
         col.operator("vide.update_weights", icon='FILE_REFRESH')
-        if context.active_object is not None and context.active_object.type == 'ARMATURE':
-            col.prop(context.active_object.vide, "auto_update")
+        if ob is not None and ob.type == 'ARMATURE':
+            col.prop(ob.vide, "auto_update")
         col.operator("vide.bind_rigid", icon='BONE_DATA')
         col.operator("vide.attach_to_bone", icon='PINNED')
         col = layout.column(align=True)
@@ -82,7 +83,6 @@ class VIDE_PT_rig(SidebarPanel, bpy.types.Panel):
             row = layout.row()
             row.use_property_split = True
             row.prop(bone.vide, "smoothness", text=f"{bone.name} Smoothness")
-        ob = context.active_object
         if ob is not None and ob.type == 'MESH' and ob.vide.bind.armature is not None:
             layout.label(text=f"Bound to {ob.vide.bind.armature.name}", icon='LINKED')
 

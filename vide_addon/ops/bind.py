@@ -6,12 +6,8 @@ import time
 import bpy
 
 from .. import binding
-from ..core.errors import VideError
 from ..props import BindSettings
-
-
-def _linked(ob):
-    return ob.library or ob.data.library or ob.override_library
+from .batch import for_each, is_linked
 
 
 def armature_and_meshes(context):
@@ -61,35 +57,22 @@ class VIDE_OT_bind_armature(BindSettings, bpy.types.Operator):
         if problem:
             self.report({'ERROR'}, problem)
             return {'CANCELLED'}
-        if _linked(arm):
+        if is_linked(arm):
             self.report({'ERROR'}, f"'{arm.name}' is linked from a library: make it local first")
             return {'CANCELLED'}
         if not any(b.use_deform for b in arm.data.bones):
             self.report({'ERROR'}, f"'{arm.name}' has no deform bones: tick Deform in Bone Properties for the "
                                    "bones that should move the mesh")
             return {'CANCELLED'}
-        wm = context.window_manager
-        wm.progress_begin(0, len(meshes))
+        problems = [f"'{ob.name}' is linked from a library: make it local first" for ob in meshes if is_linked(ob)]
         start = time.perf_counter()
-        done, problems, notes = [], [], set()
-        try:
-            for i, ob in enumerate(meshes):
-                if _linked(ob):
-                    problems.append(f"'{ob.name}' is linked from a library: make it local first")
-                    continue
-                try:
-                    result = binding.bind(ob, arm, self)
-                except VideError as err:
-                    problems.append(f"'{ob.name}': {err}")
-                    continue
-                done.append(result)
-                notes.update(f"Bone '{b}' points out of the picture's plane: it weights like a point"
-                             for b in result.point_bones)
-                notes.update(f"Bone '{b}' lies outside '{ob.name}': it weights the nearest part of it"
-                             for b in result.outside_bones)
-                wm.progress_update(i + 1)
-        finally:
-            wm.progress_end()
+        done, failed = for_each(context, [ob for ob in meshes if not is_linked(ob)],
+                                lambda ob, _progress: binding.bind(ob, arm, self))
+        problems += failed
+        notes = {f"Bone '{b}' points out of the picture's plane: it weights like a point"
+                 for result in done for b in result.point_bones}
+        notes |= {f"Bone '{b}' lies outside '{result.mesh}': it weights the nearest part of it"
+                  for result in done for b in result.outside_bones}
         if not done:
             self.report({'ERROR'}, "; ".join(problems))
             return {'CANCELLED'}

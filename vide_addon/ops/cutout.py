@@ -35,12 +35,12 @@ class VIDE_OT_import_cutout(ImportImages, bpy.types.Operator):
                             description="Vectorize the layers right away (with the scene's Vectorize Settings)")
 
     def execute(self, context):
+        directory = self.directory or os.path.dirname(self.filepath)
         try:
-            names = layer_files(self.directory or os.path.dirname(self.filepath), [f.name for f in self.files])
+            names = layer_files(directory, [f.name for f in self.files])
         except ValueError as err:
             self.report({'ERROR'}, str(err))
             return {'CANCELLED'}
-        directory = self.directory or os.path.dirname(self.filepath)
         before = snapshot()
         try:
             size = canvas_size(directory, names)

@@ -8,6 +8,7 @@ from bpy.props import BoolProperty, EnumProperty
 from mathutils import Vector
 
 from ..bridge.rig import attach
+from .batch import is_linked
 
 PLANES = [('XZ', "Front (XZ)", "The picture faces the front view: bones turn about the Y axis"),
           ('XY', "Top (XY)", "The picture lies flat: bones turn about the Z axis"),
@@ -19,7 +20,7 @@ def _armature_problem(context, need_bone):
     arm = context.active_object
     if arm is None or arm.type != 'ARMATURE':
         return "Make an armature active"
-    if arm.library or arm.data.library:
+    if is_linked(arm):
         return f"'{arm.name}' is linked from a library: make it local first"
     if need_bone and context.active_pose_bone is None and arm.data.bones.active is None:
         return "Select the bone (in Pose Mode)"
@@ -50,7 +51,18 @@ def _lock_to_plane(pose_bone):
     pose_bone.lock_location[2] = True
 
 
-class VIDE_OT_add_ik_2d(bpy.types.Operator):
+class SaysWhyNot:
+    """poll() greys the operator out with the reason `problem(context)` gives (None: it can run)."""
+
+    @classmethod
+    def poll(cls, context):
+        problem = cls.problem(context)
+        if problem:
+            cls.poll_message_set(problem)
+        return problem is None
+
+
+class VIDE_OT_add_ik_2d(SaysWhyNot, bpy.types.Operator):
     """Add two-bone IK to the active bone and its parent: a new target bone at its tip and a pole bone on the
     side the joint bends to in the current pose, both in the picture's plane, with rotation locked to it"""
 
@@ -62,11 +74,8 @@ class VIDE_OT_add_ik_2d(bpy.types.Operator):
     stretch: BoolProperty(name="Stretch", default=False, description="Let the chain stretch to reach the target")
 
     @classmethod
-    def poll(cls, context):
-        problem = _armature_problem(context, need_bone=True)
-        if problem:
-            cls.poll_message_set(problem)
-        return problem is None
+    def problem(cls, context):
+        return _armature_problem(context, need_bone=True)
 
     def execute(self, context):
         arm = context.active_object
@@ -144,7 +153,7 @@ def _pole_angle(upper, lower, pole):
     return -angle if upper.x_axis.cross(projected).dot(upper.tail - upper.head) < 0 else angle
 
 
-class VIDE_OT_lock_2d(bpy.types.Operator):
+class VIDE_OT_lock_2d(SaysWhyNot, bpy.types.Operator):
     """Lock every bone of the active armature to the picture's plane: each turns only about the plane's normal
     and moves only within the plane (bone rolls are aligned to the normal; do this before posing)"""
 
@@ -155,11 +164,8 @@ class VIDE_OT_lock_2d(bpy.types.Operator):
     plane: EnumProperty(name="Picture Plane", items=PLANES, default='XZ')
 
     @classmethod
-    def poll(cls, context):
-        problem = _armature_problem(context, need_bone=False)
-        if problem:
-            cls.poll_message_set(problem)
-        return problem is None
+    def problem(cls, context):
+        return _armature_problem(context, need_bone=False)
 
     def execute(self, context):
         arm = context.active_object
@@ -184,15 +190,12 @@ def _bone_and_objects(context):
     return arm, bone, others, None
 
 
-class OnActiveBone:
+class OnActiveBone(SaysWhyNot):
     """An operator on the other selected objects and the active armature's active bone."""
 
     @classmethod
-    def poll(cls, context):
-        problem = _bone_and_objects(context)[3]
-        if problem:
-            cls.poll_message_set(problem)
-        return problem is None
+    def problem(cls, context):
+        return _bone_and_objects(context)[3]
 
 
 class VIDE_OT_bind_rigid(OnActiveBone, bpy.types.Operator):
@@ -205,7 +208,7 @@ class VIDE_OT_bind_rigid(OnActiveBone, bpy.types.Operator):
 
     def execute(self, context):
         arm, bone, others, _ = _bone_and_objects(context)
-        meshes = [ob for ob in others if ob.type == 'MESH' and not (ob.library or ob.data.library)]
+        meshes = [ob for ob in others if ob.type == 'MESH' and not is_linked(ob)]
         if not meshes:
             self.report({'ERROR'}, "Select local meshes to bind")
             return {'CANCELLED'}

@@ -7,17 +7,17 @@ import numpy as np
 
 from ..bridge import cdt
 from ..bridge.image_plane import find_image, read_alpha, read_placement, replace_mesh
-from ..core.errors import VideError
 from ..core.placement import uv_to_local
 from ..core.vectorize import vectorize
 from ..props import VectorizeSettings
+from .batch import for_each, is_linked
 
 
 def image_plane_problem(ob):
     """Why `ob` cannot be vectorized, or None."""
     if ob.type != 'MESH':
         return f"'{ob.name}' is not a mesh"
-    if ob.library or ob.data.library or ob.override_library:
+    if is_linked(ob):
         return f"'{ob.name}' is linked from a library: make it local first (Object > Relations > Make Local)"
     if ob.mode != 'OBJECT':
         return f"'{ob.name}' is in {ob.mode.title().replace('_', ' ')} Mode: switch to Object Mode"
@@ -69,27 +69,15 @@ class VIDE_OT_vectorize_image(VectorizeSettings, bpy.types.Operator):
         return self.execute(context)
 
     def execute(self, context):
-        targets = [ob for ob in context.selected_objects if ob.type == 'MESH']
-        wm = context.window_manager
-        wm.progress_begin(0, len(targets))
-        done, problems, notes = [], [], []
+        meshes = [ob for ob in context.selected_objects if ob.type == 'MESH']
+        checked = {ob: image_plane_problem(ob) for ob in meshes}
+        problems = [problem for problem in checked.values() if problem]
         start = time.perf_counter()
-        try:
-            for i, ob in enumerate(targets):
-                problem = image_plane_problem(ob)
-                if problem:
-                    problems.append(problem)
-                    continue
-                try:
-                    me, result = vectorize_object(ob, self, lambda f, i=i: wm.progress_update(i + f))
-                except VideError as err:
-                    problems.append(f"'{ob.name}': {err}")
-                    continue
-                done.append((len(me.vertices), len(me.polygons)))
-                notes += [f"'{ob.name}': {w}" for w in result.warnings]
-                wm.progress_update(i + 1)
-        finally:
-            wm.progress_end()
+        results, failed = for_each(context, [ob for ob, problem in checked.items() if not problem],
+                                   lambda ob, progress: (ob, *vectorize_object(ob, self, progress)))
+        problems += failed
+        done = [(len(me.vertices), len(me.polygons)) for _ob, me, _result in results]
+        notes = [f"'{ob.name}': {w}" for ob, _me, result in results for w in result.warnings]
         for note in notes:
             self.report({'WARNING'}, note)
         if not done:
