@@ -1,9 +1,9 @@
 """Binding meshes to an armature with VIDE's weights, and re-weighting them live.
 
-The distances from the bones are the expensive part; the weights are cheap. So a bind keeps the
-distances in memory (per mesh, with a fingerprint of the mesh and the rest pose they were measured
-for), and changing a bone's smoothness re-weights from them. After a reload, or once the mesh or the
-rest pose has changed, the distances are measured again.
+The distances from the bones are the expensive part; the weights are cheap. So a bind keeps what it
+measured in memory, per mesh, with a fingerprint of what it depends on: geodesic distances, from which a
+bone's new smoothness re-weights; meshfree weights, into which bones added later are inserted. After a
+reload, or once the mesh or the bones it was bound to have changed, everything is measured again.
 """
 
 import hashlib
@@ -15,7 +15,7 @@ from bpy.app.handlers import persistent
 
 from .bridge.rig import attach, deform_bones, mesh_in_plane, write_groups
 from .core.errors import VideError
-from .core import meshfree
+from .core.meshfree_bones import BoneRig
 from .core.geodesic import Domain, bone_distances
 from .core.weights import falloff_weights, strongest
 
@@ -34,6 +34,18 @@ _measured = {}  # Object.session_uid -> Measured
 
 
 @dataclass
+class KeptRig:
+    rig: BoneRig
+    names: list  # in the rig's order: as bound, then as inserted
+    heads: np.ndarray  # (bones, 2) in the mesh's plane
+    tails: np.ndarray
+    placement: bytes
+
+
+_rigs = {}  # Object.session_uid -> KeptRig
+
+
+@dataclass
 class BindReport:
     mesh: str  # the bound object's name
     vertices: int
@@ -49,8 +61,9 @@ def bind(ob, arm, settings):
     names, heads, tails, point_bones = deform_bones(arm, plane)
     if settings.method == 'MESHFREE':
         spacing = settings.sample_spacing or float(np.ptp(points, axis=0).max()) / AUTO_SAMPLES
-        raw, outside = meshfree.bone_weights(points, tris, heads, tails, spacing, settings.spread, settings.chains)
-        weights = strongest(raw, settings.max_influences, settings.prune)
+        rig = BoneRig(points, tris, heads, tails, spacing, settings.spread, settings.chains)
+        outside = rig.outside
+        weights = strongest(rig.vertex_weights(), settings.max_influences, settings.prune)
     else:
         dist, outside = bone_distances(Domain.from_mesh(points, tris), heads, tails)
         weights = _weights(arm, names, dist, settings)
@@ -59,8 +72,12 @@ def bind(ob, arm, settings):
     ob.vide.bind.armature = arm
     ob.vide.bind.copy_from(settings)
     ob.vide.bind.bones = "\n".join(names)
+    _measured.pop(ob.session_uid, None)
+    _rigs.pop(ob.session_uid, None)
     if settings.method == 'GEODESIC':
         _measured[ob.session_uid] = Measured(names, dist, _fingerprint(ob, arm), weights)
+    else:
+        _rigs[ob.session_uid] = KeptRig(rig, names, heads, tails, _placement(ob, arm))
     return BindReport(ob.name, len(points), len(names), point_bones, [n for n, o in zip(names, outside) if o])
 
 
@@ -87,17 +104,42 @@ def reweight_armature(armature_data):
             print(f"VIDE: '{ob.name}' keeps its weights: {err}")
 
 
+def update(ob, arm):
+    """Weights `ob` again after the armature's bones changed, with the settings it was bound with. Bones
+    only added to a meshfree bind go into its kept weights (the others keep their handles); anything else
+    binds again. Returns how many bones were inserted (0: bound again)."""
+    kept = _rigs.get(ob.session_uid)
+    if ob.vide.bind.method == 'MESHFREE' and kept is not None and kept.placement == _placement(ob, arm):
+        plane, _points, _tris = mesh_in_plane(ob)
+        names, heads, tails, _flat = deform_bones(arm, plane)
+        where = {name: i for i, name in enumerate(names)}
+        new = [i for i, name in enumerate(names) if name not in set(kept.names)]
+        if new and all(name in where for name in kept.names):
+            at = [where[name] for name in kept.names]
+            moved = max(np.abs(heads[at] - kept.heads).max(), np.abs(tails[at] - kept.tails).max())
+            if moved <= 1e-7 * kept.rig.size and all(kept.rig.add(heads[i], tails[i]) for i in new):
+                kept.names += [names[i] for i in new]
+                kept.heads, kept.tails = np.vstack([kept.heads, heads[new]]), np.vstack([kept.tails, tails[new]])
+                settings = ob.vide.bind
+                write_groups(ob, kept.names, strongest(kept.rig.vertex_weights(), settings.max_influences,
+                                                       settings.prune))
+                settings.bones = "\n".join(names)
+                return len(new)
+    bind(ob, arm, ob.vide.bind)
+    return 0
+
+
 def update_armature(arm):
-    """Binds again, with the settings each was bound with, every mesh VIDE bound to `arm` (after bones were
-    added, removed or moved). Returns (meshes updated, problems)."""
-    done, problems = 0, []
+    """Weights again every mesh VIDE bound to `arm` (after bones were added, removed or moved). Returns
+    (meshes updated, bones inserted into kept weights, problems)."""
+    done, inserted, problems = 0, 0, []
     for ob in _bound_to(arm):
         try:
-            bind(ob, arm, ob.vide.bind)
+            inserted += update(ob, arm)
             done += 1
         except VideError as err:
             problems.append(f"'{ob.name}': {err}")
-    return done, problems
+    return done, inserted, problems
 
 
 def _bound_to(arm):
@@ -113,7 +155,7 @@ def _auto_update(_scene, _depsgraph):
         names = "\n".join(b.name for b in arm.data.bones if b.use_deform)
         for ob in [o for o in _bound_to(arm) if o.vide.bind.bones != names]:
             try:
-                bind(ob, arm, ob.vide.bind)
+                update(ob, arm)
             except VideError as err:
                 ob.vide.bind.bones = names  # do not try again on every update
                 print(f"VIDE: '{ob.name}' keeps its weights: {err}")
@@ -138,6 +180,7 @@ def bound_meshes(armature_data):
 
 def forget_all():
     _measured.clear()
+    _rigs.clear()
 
 
 def _weights(arm, names, dist, settings):
@@ -148,9 +191,9 @@ def _weights(arm, names, dist, settings):
     return falloff_weights(dist, smoothness, settings.max_influences, settings.prune)
 
 
-def _fingerprint(ob, arm):
-    """What the distances depend on: the mesh's vertices and faces, where the armature is relative to
-    the mesh (rounded, as re-evaluated matrices differ in their last bits) and the rest pose."""
+def _placement(ob, arm):
+    """What a bind depends on besides the bones: the mesh's vertices and faces, and where the armature is
+    relative to the mesh (rounded, as re-evaluated matrices differ in their last bits)."""
     me = ob.data
     co = np.empty(len(me.vertices) * 3, np.float32)
     me.vertices.foreach_get("co", co)
@@ -159,6 +202,12 @@ def _fingerprint(ob, arm):
     relative = np.linalg.inv(np.array(ob.matrix_world)) @ np.array(arm.matrix_world)
     h.update((np.round(relative, 5) + 0.0).tobytes())  # + 0.0 turns -0.0 into 0.0
     h.update((np.round(np.array(ob.matrix_world)[:3, :3], 5) + 0.0).tobytes())
+    return h.digest()
+
+
+def _fingerprint(ob, arm):
+    """What the distances depend on: the placement and the rest pose."""
+    h = hashlib.blake2b(_placement(ob, arm), digest_size=16)
     for bone in arm.data.bones:
         h.update(bone.name.encode())
         h.update(np.array([*bone.head_local, *bone.tail_local, bone.use_deform], np.float32).tobytes())

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from vide_addon.core.contour import marching_squares, points_in_rings, select_rings, signed_area
+from vide_addon.core.contour import marching_squares, points_in_edges, points_in_rings, select_rings, signed_area
 from vide_addon.core.errors import VideError
 from vide_addon.core.placement import faces_flipped, fit_uv_to_local, uv_to_local
 from vide_addon.core.simplify import _segments_meet, simplify_rings
@@ -46,6 +46,18 @@ def test_contour_separates_inside_from_outside_pixel_centres(seed):
     rings = marching_squares(field, 0.5)
     assert points_in_rings(pixel_centres(field >= 0.5), rings).all()
     assert not points_in_rings(pixel_centres(field < 0.5), rings).any()
+
+
+@pytest.mark.parametrize("band", [1, 7, 512])
+def test_inside_test_in_height_bands_matches_one_band_for_all(band):
+    """Bands split rows of equal height and put vertices exactly on band edges: the answer must not change."""
+    rings = marching_squares(random_blobs(3), 0.5)
+    a, b = np.vstack(rings), np.vstack([np.roll(r, -1, axis=0) for r in rings])
+    yy, xx = np.mgrid[0:96:0.5, 0:96:0.5]
+    pts = np.vstack([np.stack([xx.ravel(), yy.ravel()], axis=1), a])
+    whole = points_in_edges(pts, a, b, band=len(pts))
+    assert 0 < whole.sum() < len(pts)
+    assert np.array_equal(points_in_edges(pts, a, b, band=band), whole)
 
 
 def test_rings_keep_inside_on_the_left():

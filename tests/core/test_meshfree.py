@@ -127,7 +127,7 @@ CHAIN_TAIL = np.array([(20.0, 95.0), (20.0, 50.0), (20.0, 10.0), (64.0, 95.0), (
 
 
 def chain_weights(shrink, gaussian):
-    from vide_addon.core.meshfree import bone_handles
+    from vide_addon.core.meshfree_bones import bone_handles
 
     pts, tris = polygon_mesh(LEGS, 3.0, jitter=0.2)
     extra, slices = bone_handles(CHAIN_HEAD, CHAIN_TAIL, 2.0, shrink=shrink)
@@ -178,7 +178,7 @@ def test_adding_a_handle_matches_computing_everything_again(monkeypatch):
     virtual_before = len(rig.weights().virtual)
     calls = []
     real_distance = meshfree._distance
-    monkeypatch.setattr(meshfree, "_distance", lambda g, h: calls.append(1) or real_distance(g, h))
+    monkeypatch.setattr(meshfree, "_distance", lambda *a, **k: calls.append(1) or real_distance(*a, **k))
     column = rig.add(along[2])
     result = rig.weights()
     added = result.values
@@ -189,3 +189,73 @@ def test_adding_a_handle_matches_computing_everything_again(monkeypatch):
     again = meshfree_weights(samples, along)
     assert np.abs(added.sum(axis=1) - 1).max() < 1e-9
     assert np.abs(added - again.values).max() < 0.02
+
+
+@pytest.mark.parametrize("case", ["five", "chains", "bone-added"])
+def test_distances_cut_short_are_exact_wherever_cells_and_supports_reach(case):
+    """Each Dijkstra stops just past how far its handle's support and cell can reach. At the end every
+    sample's nearest handle, and every handle's distances inside its support, must equal full, unlimited
+    Dijkstras, also after a bone was added."""
+    from vide_addon.core import meshfree
+    from vide_addon.core.meshfree_bones import BoneRig
+
+    if case == "five":
+        samples, handles, _w = weights_for(LEGS, FIVE)
+        rig = meshfree.HandleSet(samples, handles)
+    elif case == "chains":
+        samples, handles, _w = chain_weights(0.25, False)
+        rig = meshfree.HandleSet(samples, handles)
+    else:
+        pts, tris = polygon_mesh(LEGS, 3.0, jitter=0.2)
+        bones = BoneRig(pts, tris, CHAIN_HEAD[1:], CHAIN_TAIL[1:], 2.0)
+        assert bones.add(CHAIN_HEAD[0], CHAIN_TAIL[0])
+        rig = bones.handles
+    count = len(rig.handles)
+    assert not np.isfinite(rig._d[:, :count]).all(), "some Dijkstra was cut short"
+    full = np.stack([meshfree._distance(rig.samples.graph, h, o) for h, o in zip(rig.handles, rig.offsets)], axis=1)
+    assert np.allclose(rig.nearest, full.min(axis=1), rtol=1e-12, atol=1e-12)
+    inside = full < rig._radius[None, :]
+    assert np.allclose(rig._d[:, :count][inside], full[inside], rtol=1e-12, atol=1e-12)
+
+
+def test_a_bone_added_to_a_bone_rig_weights_as_if_bound_with_it():
+    """A bone added later starts from the lattice samples it links to (a straight step from each) instead of
+    samples of its own, and the virtual handles placed before it stay: the weights are still those of
+    binding all bones at once, but for single vertices where only the ends of supports reach."""
+    from vide_addon.core.meshfree_bones import BoneRig
+
+    pts, tris = polygon_mesh(LEGS, 3.0, jitter=0.2)
+    heads, tails = np.array([(42., 122.), (20., 90.), (64., 90.)]), np.array([(42., 140.), (20., 20.), (64., 20.)])
+    new_head, new_tail = np.array([30., 126.]), np.array([15., 126.])
+    rig = BoneRig(pts, tris, heads, tails, 2.0)
+    samples = rig.samples
+    assert rig.add(new_head, new_tail)
+    assert rig.samples is samples and len(rig.heads) == 4 and rig.outside == [False] * 4
+    added = rig.vertex_weights()
+    bound = BoneRig(pts, tris, np.vstack([heads, new_head]), np.vstack([tails, new_tail]), 2.0).vertex_weights()
+    assert np.abs(added.sum(axis=1) - 1).max() < 1e-9
+    assert np.abs(added - bound).mean() < 0.01
+
+
+@pytest.mark.parametrize("chains", ["SHRINK", "GAUSSIAN"])
+def test_a_bone_that_would_change_every_handle_is_refused(chains):
+    """The first bone to share a joint pulls every handle in from its joints (or turns the weights
+    Gaussian): it cannot go in alone, and the rig is left as it was."""
+    from vide_addon.core.meshfree_bones import BoneRig
+
+    pts, tris = polygon_mesh(LEGS, 3.0, jitter=0.2)
+    rig = BoneRig(pts, tris, CHAIN_HEAD[[1, 4]], CHAIN_TAIL[[1, 4]], 2.0, chains=chains)
+    before = rig.vertex_weights()
+    assert not rig.add(CHAIN_HEAD[2], CHAIN_TAIL[2])  # the left shin, from the left knee
+    assert len(rig.heads) == 2 and np.array_equal(rig.vertex_weights(), before)
+
+
+def test_a_bone_added_outside_the_mesh_starts_from_the_nearest_sample():
+    from vide_addon.core.meshfree_bones import BoneRig
+
+    pts, tris = polygon_mesh(LEGS, 3.0, jitter=0.2)
+    rig = BoneRig(pts, tris, CHAIN_HEAD[[1, 4]], CHAIN_TAIL[[1, 4]], 2.0)
+    assert rig.add(np.array([120., 60.]), np.array([140., 60.]))  # right of the shape
+    w = rig.vertex_weights()
+    assert rig.outside[-1] and np.abs(w.sum(axis=1) - 1).max() < 1e-9
+    assert w[rig.samples.domain.points[:, 0] > 80, 2].max() > 0.9, "it weights the nearest part of the mesh"

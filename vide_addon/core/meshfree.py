@@ -1,15 +1,16 @@
 """Meshfree C² weights (Xian, Jin and Wang, "Meshfree C²-Weighting for Shape Deformation", 2015), as
 rebuilt in ../shared/spec/meshfree_c2.md.
 
-Samples fill the shape (a square lattice at `spacing`, centred on it) and a graph of links
-between near samples that never leave the shape gives intrinsic distances by Dijkstra. Mesh vertices are not in the
-graph (so the weights do not depend on the mesh): each takes its distances in one straight step from a
-sample it sees, and its weights from the same closed form. Each handle's basis is the quintic Bézier f(d / r_d) (1 at the handle, 0 beyond r_d, C² at both
-ends), normalized to sum to 1. Radii follow the Voronoi cells of the handles: r_v (the cell's reach) < r_d <
-r_h (the nearest other handle), so every point is covered and each handle interpolates. Where a cell reaches
-past the nearest other handle, virtual handles are inserted at the farthest samples until none does; their
-transforms are harmonic blends of the real ones on the Voronoi dual graph, solved directly, and the weights
-collapse onto the real handles. Handles are sets of samples: a point, or the samples along a bone.
+Samples fill the shape (a square lattice at `spacing`, centred on it) and a graph of links between near
+samples that never leave the shape gives intrinsic distances by Dijkstra. Mesh vertices are not in the graph
+(so the weights do not depend on the mesh): each takes its distances in one straight step from a sample it
+sees, and its weights from the same closed form. Each handle's basis is the quintic Bézier f(d / r_d) (1 at
+the handle, 0 beyond r_d, C² at both ends), normalized to sum to 1. Radii follow the Voronoi cells of the
+handles: r_v (the cell's reach) < r_d < r_h (the nearest other real handle), so every point is covered and
+each real handle interpolates. Where a cell reaches past r_h, virtual handles are inserted at the farthest
+samples until none does; their transforms are harmonic blends of the real ones on the Voronoi dual graph,
+solved directly, and the weights collapse onto the real handles. Handles are sets of samples: a point, or the
+samples along a bone. Adding a handle later is local (`HandleSet.add`).
 """
 
 from dataclasses import dataclass, field
@@ -17,7 +18,6 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.sparse import coo_matrix, csr_matrix
 from scipy.sparse.csgraph import dijkstra
-from scipy.sparse.linalg import spsolve
 from scipy.spatial import cKDTree
 
 from .errors import VideError
@@ -48,6 +48,8 @@ class Samples:
     domain: Domain
     vertex_near: np.ndarray  # (vertices, k) sample indices
     vertex_step: np.ndarray  # (vertices, k) straight lengths, inf where the vertex does not see the sample
+    sample_vertices: csr_matrix = None  # (samples, vertices): which vertices look at each sample
+    tree: cKDTree = None  # of the samples
 
     @classmethod
     def from_mesh(cls, points, tris, spacing, extra=()):
@@ -58,12 +60,15 @@ class Samples:
         pts = np.vstack([lattice, np.asarray(extra, float).reshape(-1, 2)])
         graph = _link_graph(domain, pts, LINK_RADIUS * spacing)
         k = min(K_NEIGHBOURS, len(pts))
-        step, near = cKDTree(pts).query(domain.points, k=k)
+        tree = cKDTree(pts)
+        step, near = tree.query(domain.points, k=k)
         step, near = step.reshape(-1, k), near.reshape(-1, k)
         verts = np.arange(len(domain.points))
         for col in range(k):
             step[~domain.visible(verts, q=pts[near[:, col]]), col] = np.inf
-        return cls(pts, len(lattice), spacing, graph, domain, near, step)
+        looked_at = coo_matrix((np.ones(near.size), (near.ravel(), np.repeat(verts, k))),
+                               shape=(len(pts), len(verts))).tocsr()
+        return cls(pts, len(lattice), spacing, graph, domain, near, step, looked_at, tree)
 
     def along(self, head, tail):
         """The lattice samples within 0.75 spacing of the segment head-tail (a bone drawn onto the lattice),
@@ -75,14 +80,21 @@ class Samples:
         near = np.flatnonzero(gap <= 0.75 * self.spacing)
         return near if len(near) else np.array([int(np.argmin(gap))])
 
-    def at_vertices(self, dist):
-        """Distances (vertices, ...) at the mesh vertices from distances (samples, ...) at the samples: the
-        shortest straight step from a sample each vertex sees."""
-        dist = np.asarray(dist, float)
-        out = np.full((len(self.vertex_near),) + dist.shape[1:], np.inf)
-        for col in range(self.vertex_near.shape[1]):
-            step = self.vertex_step[:, col].reshape((-1,) + (1,) * (dist.ndim - 1))
-            np.minimum(out, dist[self.vertex_near[:, col]] + step, out=out)
+    def vertices_near(self, rows):
+        """The mesh vertices that look at any of the samples `rows`."""
+        return np.unique(_links_from(self.sample_vertices, rows)[1])
+
+    def at_vertices(self, dist, vertices=None, columns=None):
+        """Distances (vertices, handles) at the mesh vertices (or the `vertices` given) from distances
+        (samples, handles) at the samples (only the `columns` given): the shortest straight step from a
+        sample each vertex sees."""
+        near, step = self.vertex_near, self.vertex_step
+        if vertices is not None:
+            near, step = near[vertices], step[vertices]
+        columns = np.arange(dist.shape[1]) if columns is None else columns
+        out = np.full((len(near), len(columns)), np.inf)
+        for col in range(near.shape[1]):
+            np.minimum(out, dist[np.ix_(near[:, col], columns)] + step[:, col, None], out=out)
         return out
 
 
@@ -118,17 +130,21 @@ def _link_graph(domain, pts, radius):
     input would get an unmirrored graph."""
     n = len(pts)
     pairs = cKDTree(pts).query_pairs(radius, output_type='ndarray')
-    p, q = pts[pairs[:, 0]], pts[pairs[:, 1]]
+    pairs = pairs[straight_inside(domain, pts[pairs[:, 0]], pts[pairs[:, 1]])]
+    length = np.hypot(*(pts[pairs[:, 1]] - pts[pairs[:, 0]]).T)
+    rows = np.concatenate([pairs[:, 0], pairs[:, 1]])
+    cols = np.concatenate([pairs[:, 1], pairs[:, 0]])
+    return coo_matrix((np.concatenate([length, length]), (rows, cols)), shape=(n, n)).tocsr()
+
+
+def straight_inside(domain, p, q):
+    """Whether each segment p-q stays inside the mesh: a clearance-disk test first, exact for the rest."""
     ok = domain.clear.covers(p, q)
     rest = np.flatnonzero(~ok)
     if len(rest):
         none = np.full(len(rest), -1)
         ok[rest] = domain.exactly_visible(p[rest], q[rest], none, none)
-    pairs = pairs[ok]
-    length = np.hypot(*(pts[pairs[:, 1]] - pts[pairs[:, 0]]).T)
-    rows = np.concatenate([pairs[:, 0], pairs[:, 1]])
-    cols = np.concatenate([pairs[:, 1], pairs[:, 0]])
-    return coo_matrix((np.concatenate([length, length]), (rows, cols)), shape=(n, n)).tocsr()
+    return ok
 
 
 @dataclass
@@ -140,20 +156,6 @@ class Weights:
     at_vertices: np.ndarray  # (mesh vertices, real handles)
     virtual: list = field(default_factory=list)  # sample indices of the virtual handles
     radii: np.ndarray = None  # r_d of every handle, real then virtual (Gaussian: the widths c)
-
-
-def bone_handles(head, tail, spacing, shrink=0.0):
-    """Sample points along each bone segment (about half a lattice spacing apart), and for each bone the
-    slice of them that is its handle. With `shrink` > 0, each end is pulled in by that fraction of the
-    bone's length, so bones that share a joint do not touch (see `meshfree_weights`)."""
-    points, slices, start = [], [], 0
-    for h, t in zip(np.asarray(head, float), np.asarray(tail, float)):
-        a, b = h + shrink * (t - h), t - shrink * (t - h)
-        count = max(int(np.ceil(np.hypot(*(b - a)) / (0.5 * spacing))), 1) + 1
-        points.append(a + np.linspace(0.0, 1.0, count)[:, None] * (b - a))
-        slices.append(slice(start, start + count))
-        start += count
-    return (np.vstack(points) if points else np.empty((0, 2))), slices
 
 
 def meshfree_weights(samples, handles, spread=0.5, gaussian=False):
@@ -177,48 +179,158 @@ def meshfree_weights(samples, handles, spread=0.5, gaussian=False):
 
 
 class HandleSet:
-    """Real handles, the virtual ones they need, and every handle's distances, kept: adding a handle costs
-    one Dijkstra from it (and from any virtual handle it calls for) plus arithmetic over the samples, linear
-    in their number, instead of a full recompute."""
+    """Real handles, the virtual ones they need, and every handle's distances, kept, so that adding a handle
+    is local: one Dijkstra from it (and from each virtual handle it calls for), each stopped just past the
+    nearest other handle, then cells, radii and weights redone only where they changed.
+
+    A handle is a set of samples (a point, or the samples along a bone), optionally with a straight step
+    from each (`offsets`: a bone added later starts from the samples near it). Columns are exact up to their
+    Dijkstra's limit, and that is enough: a basis only reaches r_d < r_h, and a cell that reached past its
+    handle's limit would reach past r_h, which the refinement does not allow.
+    """
 
     def __init__(self, samples, handles, spread=0.5):
+        n = len(samples.points)
         self.samples, self.spread = samples, spread
-        self.handles, self.real = [], []
-        self._d = np.empty((len(samples.points), max(2 * len(handles), 8)))  # grows by doubling
+        self.handles, self.offsets, self.real, self.region = [], [], [], []
+        self.nearest = np.full(n, np.inf)  # each sample's distance to its nearest handle
+        self.owner = np.full(n, -1)  # the first handle whose cell holds the sample
+        self.tied = np.zeros(n, bool)  # the sample lies in more than one cell
+        self._d = np.full((n, 0), np.inf, order="F")  # (samples, handles), a column per handle
+        self._between = np.full((0, 0), np.inf)  # distances between handles (touching ones: inf)
+        self._reach, self._far = np.zeros(0), np.zeros(0, np.int64)  # r_v, and the sample that sets it
+        self._links = np.zeros((0, 0), np.int64)  # graph links from one cell (by owner) to another
+        self._radius, self._alpha = np.zeros(0), np.zeros((0, 0))
+        self._values = np.zeros((n, 0))  # the weights (samples, real handles; more columns kept free)
+        self._vertex_values = np.zeros((len(samples.vertex_near), 0))
+        self._basis = np.zeros((n, 0))  # f(d / r_d) (samples, handles), before normalizing and blending
+        self._vertex_basis = np.zeros((len(samples.vertex_near), 0))
         for h in handles:
-            self._add(h, real=True)
+            self._add(h, None, real=True)
         self._refine()
+        self._update_weights()
 
-    @property
-    def dist(self):
-        """Distances (samples, handles) from every handle, in the order they were added."""
-        return self._d[:, :len(self.handles)]
-
-    def add(self, handle):
-        """A new real handle (sample indices); returns its column in `weights()`."""
-        self._add(handle, real=True)
+    def add(self, handle, offsets=None):
+        """A new real handle (sample indices, and the straight steps from them); returns its column."""
+        self._add(handle, offsets, real=True)
         self._refine()
+        self._update_weights()
         return sum(self.real) - 1
 
-    def _add(self, handle, real):
-        handle = np.atleast_1d(np.asarray(handle, np.int64))
-        if len(self.handles) == self._d.shape[1]:
-            self._d = np.hstack([self._d, np.empty_like(self._d)])
-        self._d[:, len(self.handles)] = _distance(self.samples.graph, handle)
-        self.handles.append(handle)
+    def weights(self):
+        virtual = [int(h[0]) for h, r in zip(self.handles, self.real) if not r]
+        return Weights(self.values.copy(), self.vertex_values.copy(), virtual, self._radius[self._order()])
+
+    def _order(self):
+        """Handle indices, real ones first: the column order of the weights and the harmonic blend."""
+        real = np.array(self.real, bool)
+        return np.concatenate([np.flatnonzero(real), np.flatnonzero(~real)])
+
+    def _add(self, handle, offsets, real):
+        idx = np.atleast_1d(np.asarray(handle, np.int64))
+        off = np.zeros(len(idx)) if offsets is None else np.asarray(offsets, float)
+        k = len(self.handles)
+        self._grow(k + 1)
+        limit = self._reach_needed(idx, off) + 1.01 * LINK_RADIUS * self.samples.spacing
+        col = _distance(self.samples.graph, idx, off, limit)
+        region = np.flatnonzero(np.isfinite(col))
+        joins = region[col[region] <= _tie(self.nearest[region])]  # the samples the new cell takes or shares
+        was = np.isfinite(self.nearest[joins])[:, None] & (self._d[joins, :k] <= _tie(self.nearest[joins])[:, None])
+        shrunk = np.flatnonzero(was.any(axis=0))
+        far = self._far[shrunk]
+        shrunk = shrunk[col[far] <= _tie(self.nearest[far])]  # a cell that kept its farthest sample keeps r_v
+        self.nearest[joins] = np.minimum(self.nearest[joins], col[joins])
+        self._d[:, k] = col
+        member = self._d[joins, :k + 1] <= _tie(self.nearest[joins])[:, None]
+        before = self.owner[joins]
+        self.owner[joins] = member.argmax(axis=1)
+        self.tied[joins] = member.sum(axis=1) > 1
+        changed = before != self.owner[joins]
+        self._relink(joins[changed], before[changed])
+        if k:
+            ends = np.cumsum([len(h) for h in self.handles])
+            every, every_off = np.concatenate(self.handles), np.concatenate(self.offsets)
+            to_them = np.minimum.reduceat(col[every] + every_off, np.r_[0, ends[:-1]])
+            to_it = (self._d[idx, :k] + off[:, None]).min(axis=0)
+            gap = np.minimum(to_them, to_it)
+            gap[gap <= 0] = np.inf  # handles that touch (bones sharing a joint) do not count
+            self._between[k, :k] = self._between[:k, k] = gap
+        self.handles.append(idx)
+        self.offsets.append(off)
         self.real.append(real)
+        self.region.append(region)
+        for i in [k, *shrunk.tolist()]:
+            cell = self._cell(i)
+            far = cell[np.argmax(self.nearest[cell])] if len(cell) else idx[0]
+            self._reach[i], self._far[i] = (self.nearest[far] if len(cell) else 0.0), far
+
+    def _reach_needed(self, idx, off):
+        """An upper bound of r_h (the distance to the nearest real handle) for a new handle: how far its
+        distances must be exact, for its support and its cell. A real handle whose distances reach it gives
+        one; so does the handle whose cell it lies in, plus that handle's own r_h. (inf: a full Dijkstra.)"""
+        real = np.flatnonzero(self.real)
+        bound = float((self._d[np.ix_(idx, real)] + off[:, None]).min(initial=np.inf))
+        owner = self.owner[idx]
+        held = owner >= 0
+        if held.any():
+            via = self.nearest[idx[held]] + off[held] + self._nearest_real()[owner[held]]
+            bound = min(bound, float(via.min()))
+        return bound
+
+    def _grow(self, size):
+        cap = self._d.shape[1]
+        if size <= cap:
+            return
+        more = max(cap, 32)
+        d = np.full((len(self.nearest), cap + more), np.inf, order="F")
+        d[:, :cap] = self._d
+        self._d = d
+        self._between = np.pad(self._between, (0, more), constant_values=np.inf)
+        self._reach, self._far = np.pad(self._reach, (0, more)), np.pad(self._far, (0, more))
+        self._links = np.pad(self._links, (0, more))
+
+    def _relink(self, rows, before):
+        """Keeps the count of links between cells as the samples `rows` change owner (from `before`)."""
+        if len(rows) == 0:
+            return
+        src, dst, _ = _links_from(self.samples.graph, rows)
+        where = np.full(len(self.nearest), -1)
+        where[rows] = np.arange(len(rows))
+        at = where[dst]
+        now_s, now_t = self.owner[rows][src], self.owner[dst]
+        was_s, was_t = before[src], np.where(at >= 0, before[at], now_t)
+        out = at < 0  # a link to a sample that kept its owner is also stored the other way round
+        a = np.concatenate([was_s, was_t[out], now_s, now_t[out]])
+        b = np.concatenate([was_t, was_s[out], now_t, now_s[out]])
+        sign = np.repeat([-1.0, -1.0, 1.0, 1.0], [len(was_s), out.sum(), len(now_s), out.sum()])
+        ok = (a >= 0) & (b >= 0) & (a != b)
+        cap = len(self._links)
+        self._links += np.rint(np.bincount(a[ok] * cap + b[ok], sign[ok], cap * cap)).astype(np.int64).reshape(cap, cap)
+
+    def _cell(self, i):
+        """The samples in handle i's Voronoi cell (ties in both cells)."""
+        rows = self.region[i]
+        return rows[self._d[rows, i] <= _tie(self.nearest[rows])]
+
+    def _nearest_real(self):
+        """r_h: each handle's distance to the nearest real handle other than itself. Only real handles
+        count: a support may cover a virtual handle (its transform is a blend anyway), so a virtual handle
+        never crowds its neighbours into more virtual handles."""
+        count = len(self.handles)
+        return self._between[:count, :count][:, np.array(self.real, bool)].min(axis=1, initial=np.inf)
 
     def _refine(self):
         """Virtual handles at the farthest samples of the most crowded cells until no cell reaches past
-        the nearest other handle."""
+        the nearest other real handle."""
         points = self.samples.points
         start = len(self.handles)
         while True:
-            cells, reach, nearest = _cells(self.dist, self.handles)
+            count = len(self.handles)
+            reach, nearest = self._reach[:count].copy(), self._nearest_real()
             crowded = np.flatnonzero(reach >= GAMMA * nearest)
             if len(crowded) == 0:
                 return
-            if len(self.handles) - start >= MAX_VIRTUAL:
+            if count - start >= MAX_VIRTUAL:
                 raise VideError(f"The handles are too close together for compact C² weights ({MAX_VIRTUAL} "
                                 "virtual handles did not separate them): move them apart, shrink bones further "
                                 "from their joints, or use the Gaussian.")
@@ -226,33 +338,105 @@ class HandleSet:
             ties = crowded[ratio[crowded] >= ratio[crowded].max() * (1 - 1e-9)]
             new = []
             for cell in ties:  # tied cells are refined together, so symmetric input stays symmetric
-                own = np.flatnonzero(cells[:, cell])
-                d = self.dist[own, cell]
+                own = self._cell(cell)
+                d = self._d[own, cell]
                 # Equally far samples of one cell: mirror images are far apart and all go in; neighbours on
                 # the lattice would crowd each other, so only one of a close group does.
                 for q in own[d >= d.max() * (1 - 1e-9)]:
                     if all(np.hypot(*(points[q] - points[p])) > 0.5 * reach[cell] for p in new):
                         new.append(q)
             for q in dict.fromkeys(new):
-                self._add([q], real=False)
+                self._add([q], None, real=False)
 
-    def weights(self):
-        real = np.flatnonzero(self.real)
-        order = np.concatenate([real, np.flatnonzero(~np.array(self.real))])
-        d = self.dist[:, order]
-        cells, reach, nearest = _cells(d, [self.handles[i] for i in order])
+    def _update_weights(self):
+        """Radii, the harmonic blend and the weights, recomputed only at the samples (and vertices) where a
+        handle whose radius or blend changed reaches."""
+        count, order = len(self.handles), self._order()
+        reach, nearest = self._reach[:count], self._nearest_real()
         radius = reach + self.spread * (nearest - reach)
         radius = np.where(np.isfinite(radius), radius, np.maximum(reach * 1.5, 1e-12))  # a lone handle
-        alpha = _harmonic_blend(self.samples.graph, cells, len(real), len(order)) if len(order) > len(real) else None
-        values = _blend(d, radius, len(real), alpha)
-        at_vertices = _blend(self.samples.at_vertices(d), radius, len(real), alpha)
-        return Weights(values, at_vertices, [int(self.handles[i][0]) for i in order[len(real):]], radius)
+        real = sum(self.real)
+        alpha = _harmonic_blend(self._dual(count)[np.ix_(order, order)], real)
+        virtual = order[real:]
+        old = len(self._radius)
+        # Old handles keep their places in `order` (new real ones come after the old real ones, new virtual
+        # ones after the old virtual ones), so the old blend is the top-left corner of the new one.
+        before = np.zeros((count - real, real))
+        before[:self._alpha.shape[0], :self._alpha.shape[1]] = self._alpha
+        reblended = np.zeros(count, bool)
+        reblended[virtual] = np.abs(alpha - before).max(axis=1, initial=0.0) > 1e-12
+        # A handle's basis f(d / r_d) changes only if its radius did; the weights change wherever such a basis
+        # reaches (it is normalized with its neighbours) and wherever a virtual handle whose blend changed does.
+        cap = self._d.shape[1]
+        self._basis, self._vertex_basis = _widen(self._basis, cap), _widen(self._vertex_basis, cap)
+        self._values, self._vertex_values = _widen(self._values, cap), _widen(self._vertex_values, cap)
+        rows = np.zeros(len(self.nearest), bool)
+        for i in range(count):
+            resized = i >= old or radius[i] != self._radius[i]
+            if not (resized or reblended[i]):
+                continue
+            reached = self.region[i]
+            reached = reached[self._d[reached, i] < max(radius[i], self._radius[i] if i < old else 0.0)]
+            rows[reached] = True
+            if resized:
+                self._basis[reached, i] = bezier_falloff(self._d[reached, i] / radius[i])
+                verts = self.samples.vertices_near(reached)
+                at = self.samples.at_vertices(self._d, verts, [i])[:, 0]
+                self._vertex_basis[verts, i] = bezier_falloff(at / radius[i])
+        verts = self.samples.vertices_near(np.flatnonzero(rows))
+        rows = np.flatnonzero(rows)
+        blend = np.zeros((count, real))  # handle -> real handles: itself if real, α if virtual
+        blend[order[:real], np.arange(real)] = 1.0
+        blend[virtual] = alpha
+        self._values[rows, :real] = _normalized(self._basis[rows, :count]) @ blend
+        self._vertex_values[verts, :real] = _normalized(self._vertex_basis[verts, :count]) @ blend
+        self._radius, self._alpha = radius, alpha
+
+    @property
+    def values(self):
+        """The weights (samples, real handles)."""
+        return self._values[:, :sum(self.real)]
+
+    @property
+    def vertex_values(self):
+        """The weights (mesh vertices, real handles)."""
+        return self._vertex_values[:, :sum(self.real)]
+
+    def _dual(self, count):
+        """The Voronoi dual graph: two cells are neighbours when a graph link joins them or a sample lies in
+        both. Links are counted by owner as cells change; the few samples in several cells are added here."""
+        links = self._links[:count, :count]
+        dual = (links > 0) | (links.T > 0)
+        tied = np.flatnonzero(self.tied)
+        if len(tied):
+            src, dst, _ = _links_from(self.samples.graph, tied)
+            ends = np.unique(np.concatenate([tied, dst]))
+            member = (self._d[ends, :count] <= _tie(self.nearest[ends])[:, None]).astype(float)
+            at_tied = member[np.searchsorted(ends, tied)]
+            dual |= (at_tied.T @ at_tied) > 0
+            dual |= (at_tied[src].T @ member[np.searchsorted(ends, dst)]) > 0
+            dual |= dual.T
+        np.fill_diagonal(dual, False)
+        return dual
 
 
-def _blend(d, radius, real, alpha):
-    """Normalized bases from distances (points, handles), collapsed onto the real handles."""
-    w = _normalized(bezier_falloff(d / radius[None, :]))
-    return w if alpha is None else w[:, :real] + w[:, real:] @ alpha
+def _links_from(graph, rows):
+    """The graph links leaving `rows`, as (position in `rows`, other end, entry in the matrix's arrays):
+    cheaper than slicing the matrix."""
+    starts, counts = graph.indptr[rows], np.diff(graph.indptr)[rows]
+    src = np.repeat(np.arange(len(rows)), counts)
+    entry = np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(len(src))
+    return src, graph.indices[entry], entry
+
+
+def _tie(d):
+    """A sample whose distance to a handle is at most this is in its cell: equal, to within rounding."""
+    return d * (1 + 1e-9) + 1e-12
+
+
+def _widen(a, columns):
+    """`a` with zero columns added up to `columns`."""
+    return np.pad(a, ((0, 0), (0, columns - a.shape[1]))) if a.shape[1] < columns else a
 
 
 def _normalized(basis):
@@ -260,17 +444,25 @@ def _normalized(basis):
     return basis / np.where(total > 0, total, 1.0)  # points no handle reaches (another island) stay 0
 
 
-def _distance(graph, sources):
-    # The graph is stored symmetric, so it is read as directed: no conversion on every call.
-    return dijkstra(graph, directed=True, indices=sources, min_only=True)
+def _distance(graph, sources, offsets=None, limit=np.inf):
+    """Distances from a handle: its samples, each with a straight step to it (`offsets`), up to `limit`
+    (inf beyond). Steps go in as links from one extra node. The graph is stored symmetric, so it is read as
+    directed: no conversion on every call."""
+    if offsets is None or not np.any(offsets):
+        return dijkstra(graph, directed=True, indices=sources, min_only=True, limit=limit)
+    n = graph.shape[0]
+    steps = np.maximum(offsets, 1e-12 * max(float(graph.data.max(initial=0.0)), 1.0))  # a zero is no link
+    extended = csr_matrix((np.concatenate([graph.data, steps]), np.concatenate([graph.indices, sources]),
+                           np.append(graph.indptr, graph.indptr[-1] + len(sources))), shape=(n + 1, n + 1))
+    return dijkstra(extended, directed=True, indices=n, limit=limit)[:n]
 
 
 def _cells(d, handles):
     """Voronoi cells of the handles (a sample equally near two handles, to within rounding, is in both),
     each cell's reach r_v and each handle's nearest other handle r_h (handles that touch do not count).
-    `d` holds the distances (samples, handles)."""
+    `d` holds the distances (samples, handles). (The Gaussian fallback's widths come from these.)"""
     nearest_d = d.min(axis=1)
-    cells = np.isfinite(nearest_d)[:, None] & (d <= nearest_d[:, None] * (1 + 1e-9) + 1e-12)
+    cells = np.isfinite(nearest_d)[:, None] & (d <= _tie(nearest_d)[:, None])
     q, i = np.nonzero(cells)
     reach = np.zeros(d.shape[1])
     np.maximum.at(reach, i, nearest_d[q])
@@ -280,63 +472,16 @@ def _cells(d, handles):
     return cells, reach, between.min(axis=0)
 
 
-def _harmonic_blend(graph, cells, real, total):
-    """α (virtual, real): each virtual handle's transform as a blend of the real ones, from harmonic fields on
-    the Voronoi dual graph (uniform Laplacian, real handles fixed), solved directly; rows renormalized.
-    Two cells are neighbours when a graph link joins them or a sample lies in both."""
-    g = graph.tocoo()
-    cells = csr_matrix(cells.astype(float))
-    touching = cells.T @ cells + cells.T @ (coo_matrix((np.ones(len(g.row)), (g.row, g.col)),
-                                                       shape=graph.shape).tocsr() @ cells)
-    dual = (touching + touching.T) > 0
-    dual.setdiag(False)
+def _harmonic_blend(dual, real):
+    """α (virtual, real): each virtual handle's transform as a blend of the real ones, from harmonic fields
+    on the Voronoi dual graph `dual` (handles in order real then virtual; uniform Laplacian, real handles
+    fixed), solved directly; rows renormalized."""
+    total = len(dual)
+    if total == real:
+        return np.zeros((0, real))
     dual = dual.astype(float)
-    lap = (coo_matrix((np.asarray(dual.sum(axis=1)).ravel(), (np.arange(total), np.arange(total))),
-                      shape=(total, total)) - dual).tocsr()
-    virtual = np.arange(real, total)
-    alpha = spsolve(lap[virtual][:, virtual].tocsc(), -lap[virtual][:, :real].toarray())
-    alpha = np.maximum(np.asarray(alpha).reshape(len(virtual), real), 0.0)
+    lap = np.diag(dual.sum(axis=1)) - dual
+    alpha = np.linalg.solve(lap[real:, real:], -lap[real:, :real])
+    alpha = np.maximum(alpha, 0.0)
     sums = alpha.sum(axis=1, keepdims=True)
     return np.where(sums > 0, alpha / np.where(sums > 0, sums, 1.0), 1.0 / real)
-
-
-def bone_weights(points, tris, heads, tails, spacing, spread=0.5, chains="SHRINK", shrink=0.25):
-    """Meshfree weights (mesh vertices, bones) of a flat mesh for bone segments, and per bone whether it lies
-    wholly outside the mesh (it then starts from the sample nearest to it).
-
-    Bones that share a joint are handled by `chains`: "SHRINK" pulls every bone's handle in from both ends
-    by `shrink` of its length and keeps the compact C² basis, "GAUSSIAN" uses the paper's global Gaussian.
-    A vertex no handle reaches (an island without bones) goes wholly to the bone nearest to it.
-    """
-    heads, tails = np.asarray(heads, float), np.asarray(tails, float)
-    ends = np.vstack([heads, tails])
-    size = max(float(np.ptp(np.asarray(points, float), axis=0).max()), 1e-12)
-    gaps = np.hypot(*(ends[:, None] - ends[None]).transpose(2, 0, 1))
-    np.fill_diagonal(gaps, np.inf)
-    bones = len(heads)
-    same_bone = np.abs(np.arange(2 * bones)[:, None] - np.arange(2 * bones)[None]) == bones
-    touching = bool((gaps[~same_bone] < 1e-6 * size).any())
-    pull = shrink if (touching and chains == "SHRINK") else 0.0
-    extra, slices = bone_handles(heads, tails, spacing, pull)
-    samples = Samples.from_mesh(points, tris, spacing, extra=extra)
-    first = len(samples.points) - len(extra)
-    inside = samples.domain.inside(extra)
-    handles, outside = [], []
-    lattice = cKDTree(samples.points[:samples.lattice])
-    for s in slices:
-        own = first + np.arange(s.start, s.stop)[inside[s]]
-        outside.append(len(own) == 0)
-        if len(own) == 0:
-            gap, nearest = lattice.query(extra[s])
-            own = np.array([nearest[np.argmin(gap)]])
-        handles.append(own)
-    w = meshfree_weights(samples, handles, spread, gaussian=touching and chains == "GAUSSIAN").at_vertices
-    lost = np.flatnonzero(w.sum(axis=1) == 0)
-    if len(lost):
-        verts = samples.domain.points[lost]
-        gap = np.stack([np.hypot(*(verts - (h + np.clip(((verts - h) @ (t - h)) / max((t - h) @ (t - h), 1e-300),
-                                                         0, 1)[:, None] * (t - h))).T)
-                        for h, t in zip(heads, tails)], axis=1)
-        w[lost] = 0.0
-        w[lost, np.argmin(gap, axis=1)] = 1.0
-    return w, np.array(outside, bool)

@@ -127,14 +127,15 @@ class VIDE_OT_update_weights(bpy.types.Operator):
     def execute(self, context):
         arm = context.active_object
         start = time.perf_counter()
-        done, problems = binding.update_armature(arm)
+        done, inserted, problems = binding.update_armature(arm)
         for problem in problems:
             self.report({'WARNING'}, f"Skipped: {problem}")
         if not done:
             self.report({'ERROR'}, "; ".join(problems) or f"No mesh is bound to '{arm.name}' by VIDE")
             return {'CANCELLED'}
+        how = f", {inserted} new bone weighting{'s' * (inserted > 1)} inserted" if inserted else ""
         self.report({'INFO'}, f"Updated the weights of {done} mesh{'es' * (done > 1)} bound to '{arm.name}' in "
-                              f"{time.perf_counter() - start:.2f} s")
+                              f"{time.perf_counter() - start:.2f} s{how}")
         return {'FINISHED'}
 
 

@@ -1,0 +1,125 @@
+"""Meshfree C² weights for an armature's bones: each bone is a segment handle, and bones added later go into
+the kept weights (one Dijkstra, plus any virtual handles they call for) instead of a recompute.
+
+Bones that share a joint (the usual chain) make handles touch, which compact supports cannot separate. Two
+ways out (`chains`): "SHRINK" pulls every bone's handle in from both ends by `shrink` of its length and keeps
+the compact C² basis; "GAUSSIAN" uses the paper's global Gaussian.
+"""
+
+import numpy as np
+from scipy.spatial import cKDTree
+
+from .geodesic import pairs_within
+from .meshfree import LINK_RADIUS, HandleSet, Samples, meshfree_weights, straight_inside
+
+
+def bone_handles(head, tail, spacing, shrink=0.0):
+    """Sample points along each bone segment (about half a lattice spacing apart), and for each bone the
+    slice of them that is its handle. With `shrink` > 0, each end is pulled in by that fraction of the
+    bone's length, so bones that share a joint do not touch."""
+    points, slices, start = [], [], 0
+    for h, t in zip(np.asarray(head, float), np.asarray(tail, float)):
+        a, b = h + shrink * (t - h), t - shrink * (t - h)
+        count = max(int(np.ceil(np.hypot(*(b - a)) / (0.5 * spacing))), 1) + 1
+        points.append(a + np.linspace(0.0, 1.0, count)[:, None] * (b - a))
+        slices.append(slice(start, start + count))
+        start += count
+    return (np.vstack(points) if points else np.empty((0, 2))), slices
+
+
+class BoneRig:
+    """Meshfree weights of a flat mesh for bone segments, kept so that bones can be added later.
+
+    At the start, the points along each bone are samples of their own (linked to the lattice like any
+    sample). A bone added later starts from the lattice samples it links to, with the straight step to each.
+    """
+
+    def __init__(self, points, tris, heads, tails, spacing, spread=0.5, chains="SHRINK", shrink=0.25):
+        self.heads, self.tails = np.asarray(heads, float), np.asarray(tails, float)
+        self.size = max(float(np.ptp(np.asarray(points, float), axis=0).max()), 1e-12)
+        touching = self._touching(self.heads, self.tails)
+        self.pull = shrink if touching and chains == "SHRINK" else 0.0
+        extra, slices = bone_handles(self.heads, self.tails, spacing, self.pull)
+        self.samples = Samples.from_mesh(points, tris, spacing, extra=extra)
+        first = len(self.samples.points) - len(extra)
+        inside = self.samples.domain.inside(extra)
+        handles, self.outside = [], []
+        for s in slices:
+            own = first + np.arange(s.start, s.stop)[inside[s]]
+            self.outside.append(len(own) == 0)
+            handles.append(own if len(own) else self._nearest_sample(extra[s]))
+        if touching and chains == "GAUSSIAN":
+            self.handles, self._gaussian = None, meshfree_weights(self.samples, handles, spread, True).at_vertices
+        else:
+            self.handles = HandleSet(self.samples, handles, spread)
+
+    def add(self, head, tail):
+        """Adds a bone to the weights in place. Returns False, changing nothing, when it cannot be added
+        alone: it is the first to share a joint (every bone is then pulled in, or the weights turn
+        Gaussian), or the weights are the Gaussian already."""
+        head, tail = np.asarray(head, float), np.asarray(tail, float)
+        if self.handles is None or (self.pull == 0.0 and self._touching(np.vstack([self.heads, head]),
+                                                                        np.vstack([self.tails, tail]))):
+            return False
+        a, b = head + self.pull * (tail - head), tail - self.pull * (tail - head)
+        idx, steps, outside = self._attach(a, b)
+        self.handles.add(idx, steps)
+        self.heads, self.tails = np.vstack([self.heads, head]), np.vstack([self.tails, tail])
+        self.outside.append(outside)
+        return True
+
+    def vertex_weights(self):
+        """Weights (mesh vertices, bones), rows summing to 1. A vertex no handle reaches (an island without
+        bones) goes wholly to the bone nearest to it."""
+        w = (self._gaussian if self.handles is None else self.handles.vertex_values).copy()
+        lost = np.flatnonzero(w.sum(axis=1) == 0)
+        if len(lost):
+            verts = self.samples.domain.points[lost]
+            gap = np.stack([_segment_distance(verts, h, t) for h, t in zip(self.heads, self.tails)], axis=1)
+            w[lost] = 0.0
+            w[lost, np.argmin(gap, axis=1)] = 1.0
+        return w
+
+    def _touching(self, heads, tails):
+        """Whether two bones share an end (a joint)."""
+        ends = np.vstack([heads, tails])
+        gaps = np.hypot(*(ends[:, None] - ends[None]).transpose(2, 0, 1))
+        bones = len(heads)
+        other = np.abs(np.arange(2 * bones)[:, None] - np.arange(2 * bones)[None]) % bones != 0
+        return bool((gaps[other] < 1e-6 * self.size).any())
+
+    def _attach(self, a, b):
+        """The samples a bone segment a-b links to (within link reach of a point on it, in a straight line
+        inside the mesh) and the straight step from each; or, for a bone wholly outside the mesh, the sample
+        nearest to it. Returns (samples, steps, outside)."""
+        samples = self.samples
+        along, _ = bone_handles([a], [b], samples.spacing)
+        along = along[samples.domain.inside(along)]
+        reach = np.full(len(along), LINK_RADIUS * samples.spacing)
+        src, dst = pairs_within(samples.tree, along, reach)
+        ok = straight_inside(samples.domain, along[src], samples.points[dst])
+        if not ok.any():
+            return self._nearest_sample(bone_handles([a], [b], samples.spacing)[0]), None, True
+        src, dst = src[ok], dst[ok]
+        steps = np.hypot(*(samples.points[dst] - along[src]).T)
+        order = np.lexsort([steps, dst])
+        first = np.r_[True, dst[order][1:] != dst[order][:-1]]
+        return dst[order][first], steps[order][first], False
+
+    def _nearest_sample(self, points):
+        """The lattice sample nearest to any of `points` (a bone outside the mesh starts there)."""
+        gap, nearest = cKDTree(self.samples.points[:self.samples.lattice]).query(points)
+        return np.array([nearest[np.argmin(gap)]])
+
+
+def bone_weights(points, tris, heads, tails, spacing, spread=0.5, chains="SHRINK", shrink=0.25):
+    """Meshfree weights (mesh vertices, bones) of a flat mesh for bone segments, and per bone whether it lies
+    wholly outside the mesh (it then starts from the sample nearest to it)."""
+    rig = BoneRig(points, tris, heads, tails, spacing, spread, chains, shrink)
+    return rig.vertex_weights(), np.array(rig.outside, bool)
+
+
+def _segment_distance(points, head, tail):
+    ab = tail - head
+    t = np.clip(((points - head) @ ab) / max(float(ab @ ab), 1e-300), 0.0, 1.0)
+    return np.hypot(*(points - (head + t[:, None] * ab)).T)
