@@ -6,8 +6,10 @@ The shape is the sample character (vectorized at 1024 px) with its skeleton from
 that share joints, so every handle is pulled in 25% from its joints). Each insertion binds the skeleton
 without one bone, then adds that bone: each of the four end bones (head, both shins, lower arm), and an extra
 bone across the left of the head, 42 px from the head bone (the closest of the five). *insert*: the new
-bone's Dijkstra, the virtual handles it calls for, and the weights at every vertex brought up to date;
-*bind again*: sampling, distances and weights from scratch. One core; times are the minimum of several runs.
+bone's Dijkstra, the virtual handles it drops and calls for, and the weights at every vertex brought up to
+date; *bind again*: sampling, distances and weights from scratch, with all bones; *differs*: how far the
+inserted weights are from those (mean and largest over vertices and bones, worst of the five bones). One
+core; times are the minimum of several runs.
 
 Target (issue #4): at most 50 ms per inserted bone at 50k samples.
 
@@ -59,28 +61,31 @@ def core_table(vide, repeats):
     skeleton = {name: np.array(bone[:2], float) for name, bone in BONES.items()}
     print(f"Sample character ({CANVAS} px canvas, {len(points):,} vertices), {len(BONES)} bones; insert = min of "
           f"{repeats} runs per bone, over the {len(INSERTED)} bones inserted")
-    header = (f"{'samples':>8} {'insert median ms':>17} {'insert max ms':>14} {'slowest':>10} {'virtual added':>14} "
-              f"{'bind again s':>13}")
+    header = (f"{'samples':>8} {'insert median ms':>17} {'insert max ms':>14} {'slowest':>10} {'virtual +/-':>12} "
+              f"{'bind again s':>13} {'differs mean':>13} {'max':>6}")
     print(header)
     print("-" * len(header))
     worst = None
     for target in TARGET_SAMPLES:
         spacing = np.sqrt(area / target)
-        times, added = {}, {}
+        times, changed, differs = {}, {}, []
         for name, (head, tail) in INSERTED.items():
-            others = [bone for other, bone in skeleton.items() if other != name]
-            heads, tails = np.array([b[0] for b in others]), np.array([b[1] for b in others])
+            others = [other for other in skeleton if other != name]
+            heads, tails = (np.array([skeleton[other][end] for other in others]) for end in (0, 1))
             best = np.inf
             for _ in range(repeats):
                 rig = BoneRig(points, tris, heads, tails, spacing)
-                before = len(rig.handles.handles)
+                before, alive = len(rig.handles.handles), sum(rig.handles.alive)
                 start = time.perf_counter()
                 assert rig.add(np.array(head, float), np.array(tail, float))
-                rig.vertex_weights()
+                inserted = rig.vertex_weights()
                 best = min(best, time.perf_counter() - start)
-            times[name], added[name] = best * 1000, len(rig.handles.handles) - before - 1
+            created = len(rig.handles.handles) - before - 1
+            times[name], changed[name] = best * 1000, f"+{created}/-{alive + created + 1 - sum(rig.handles.alive)}"
+            fresh = BoneRig(points, tris, np.vstack([heads, head]), np.vstack([tails, tail]), spacing).vertex_weights()
+            differs.append(np.abs(inserted - fresh))
         again = np.inf
-        heads, tails = np.array([b[0] for b in skeleton.values()]), np.array([b[1] for b in skeleton.values()])
+        heads, tails = (np.array([bone[end] for bone in skeleton.values()]) for end in (0, 1))
         for _ in range(repeats):
             start = time.perf_counter()
             rig = BoneRig(points, tris, heads, tails, spacing)
@@ -88,7 +93,8 @@ def core_table(vide, repeats):
             again = min(again, time.perf_counter() - start)
         slowest = max(times, key=times.get)
         print(f"{rig.samples.lattice:>8,} {np.median(list(times.values())):>17.1f} {times[slowest]:>14.1f} "
-              f"{slowest:>10} {max(added.values()):>14} {again:>13.3f}")
+              f"{slowest:>10} {changed[slowest]:>12} {again:>13.3f} {max(d.mean() for d in differs):>13.4f} "
+              f"{max(d.max() for d in differs):>6.2f}")
         worst = (rig.samples.lattice, times[slowest], np.median(list(times.values())))
     return worst
 

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from scipy.sparse import csr_matrix
 from test_geodesic_and_weights import LEGS, polygon_mesh
 from vide_addon.core.meshfree import Samples, bezier_falloff, meshfree_weights
 
@@ -177,15 +178,15 @@ def test_adding_a_handle_matches_computing_everything_again(monkeypatch):
     rig = meshfree.HandleSet(samples, along[:2])
     virtual_before = len(rig.weights().virtual)
     calls = []
-    real_distance = meshfree._distance
-    monkeypatch.setattr(meshfree, "_distance", lambda *a, **k: calls.append(1) or real_distance(*a, **k))
+    real_distance = meshfree.Samples.distance
+    monkeypatch.setattr(meshfree.Samples, "distance", lambda *a, **k: calls.append(1) or real_distance(*a, **k))
     column = rig.add(along[2])
     result = rig.weights()
     added = result.values
     assert column == 2
     # One Dijkstra for the new handle and one per virtual handle it called for; none for the others.
     assert len(calls) == 1 + len(result.virtual) - virtual_before
-    monkeypatch.setattr(meshfree, "_distance", real_distance)
+    monkeypatch.setattr(meshfree.Samples, "distance", real_distance)
     again = meshfree_weights(samples, along)
     assert np.abs(added.sum(axis=1) - 1).max() < 1e-9
     assert np.abs(added - again.values).max() < 0.02
@@ -210,12 +211,20 @@ def test_distances_cut_short_are_exact_wherever_cells_and_supports_reach(case):
         bones = BoneRig(pts, tris, CHAIN_HEAD[1:], CHAIN_TAIL[1:], 2.0)
         assert bones.add(CHAIN_HEAD[0], CHAIN_TAIL[0])
         rig = bones.handles
-    count = len(rig.handles)
-    assert not np.isfinite(rig._d[:, :count]).all(), "some Dijkstra was cut short"
-    full = np.stack([meshfree._distance(rig.samples.graph, h, o) for h, o in zip(rig.handles, rig.offsets)], axis=1)
+    live = np.flatnonzero(rig.alive)  # handles dropped on the way have no distances any more
+    assert not np.isfinite(rig._d[:, live]).all(), "some Dijkstra was cut short"
+    full = np.stack([rig.samples.distance(rig.handles[i], rig.offsets[i]) for i in live], axis=1)
     assert np.allclose(rig.nearest, full.min(axis=1), rtol=1e-12, atol=1e-12)
-    inside = full < rig._radius[None, :]
-    assert np.allclose(rig._d[:, :count][inside], full[inside], rtol=1e-12, atol=1e-12)
+    inside = full < rig._radius[live][None, :]
+    assert np.allclose(rig._d[:, live][inside], full[inside], rtol=1e-12, atol=1e-12)
+    if case == "bone-added":
+        assert not all(rig.alive), "the new bone left virtual handles crowded, and they were dropped"
+    # The Voronoi dual graph, kept by counting links as cells changed, is the one all cells give at once.
+    cells = csr_matrix(np.isfinite(rig.nearest)[:, None] & (full <= rig.nearest[:, None] * (1 + 1e-9) + 1e-12))
+    links = (rig.samples.graph > 0).astype(float)
+    touching = ((cells.T @ cells + cells.T @ links @ cells) > 0).toarray()
+    np.fill_diagonal(touching, False)
+    assert np.array_equal(rig._dual(len(rig.handles))[np.ix_(live, live)], touching)
 
 
 def test_a_bone_added_to_a_bone_rig_weights_as_if_bound_with_it():

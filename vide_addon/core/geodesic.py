@@ -313,13 +313,13 @@ def _bone_links(domain, tree, is_node, head, tail):
     radius = BONE_REACH * domain.spacing
     centre, half = 0.5 * (head + tail), 0.5 * float(np.hypot(*(tail - head)))
     verts = np.asarray(tree.query_ball_point(centre, half + radius), np.int64)
-    gap, foot = _segment_distance(domain.points[verts], head, tail)
+    gap, foot = segment_distance(domain.points[verts], head, tail)
     keep = (gap <= VERTEX_REACH * domain.spacing) | (is_node[verts] & (gap <= radius))
     verts, gap, foot = verts[keep], gap[keep], foot[keep]
     seen = domain.visible(verts, q=foot)
     if seen.any():
         return verts[seen], gap[seen], False
-    gap, _foot = _segment_distance(domain.points, head, tail)
+    gap, _foot = segment_distance(domain.points, head, tail)
     verts = np.flatnonzero(gap <= gap.min() + domain.spacing)
     return verts, gap[verts], True
 
@@ -410,13 +410,13 @@ def _reach_islands(domain, dist, heads, tails):
     _count, label = connected_components(coo_matrix((np.ones(len(a)), (a, b)), shape=(n, n)), directed=False)
     for island in np.unique(label[lost]):
         verts = np.flatnonzero(label == island)
-        gaps = np.stack([_segment_distance(domain.points[verts], h, t)[0] for h, t in zip(heads, tails)], axis=1)
+        gaps = np.stack([segment_distance(domain.points[verts], h, t)[0] for h, t in zip(heads, tails)], axis=1)
         bone = int(np.argmin(gaps.min(axis=0)))
         dist[verts] = np.inf
         dist[verts, bone] = gaps[:, bone]
 
 
-def _segment_distance(points, a, b):
+def segment_distance(points, a, b):
     """Euclidean distance from points (n, 2) to the segment a-b, and the closest points on it."""
     ab = b - a
     t = np.clip(((points - a) @ ab) / max(float(ab @ ab), 1e-300), 0.0, 1.0)

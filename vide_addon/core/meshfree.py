@@ -50,6 +50,7 @@ class Samples:
     vertex_step: np.ndarray  # (vertices, k) straight lengths, inf where the vertex does not see the sample
     sample_vertices: csr_matrix = None  # (samples, vertices): which vertices look at each sample
     tree: cKDTree = None  # of the samples
+    _sourced: "_SourceGraph" = field(default=None, repr=False)  # made on the first distance with offsets
 
     @classmethod
     def from_mesh(cls, points, tris, spacing, extra=()):
@@ -79,6 +80,17 @@ class Samples:
         gap = np.hypot(*(pts - (head + t[:, None] * ab)).T)
         near = np.flatnonzero(gap <= 0.75 * self.spacing)
         return near if len(near) else np.array([int(np.argmin(gap))])
+
+    def distance(self, sources, offsets=None, limit=np.inf):
+        """Distances from a handle: its samples `sources`, each a straight step (`offsets`) from it, up to
+        `limit` (inf beyond)."""
+        if offsets is None or not np.any(offsets):
+            # The graph is stored symmetric, so it is read as directed: no conversion on every call.
+            return dijkstra(self.graph, directed=True, indices=sources, min_only=True, limit=limit)
+        if self._sourced is None or len(sources) > self._sourced.room:
+            self._sourced = _SourceGraph(self.graph, max(len(sources), 4096))
+        n = len(self.points)
+        return dijkstra(self._sourced.linked(sources, offsets), directed=True, indices=n, limit=limit)[:n]
 
     def vertices_near(self, rows):
         """The mesh vertices that look at any of the samples `rows`."""
@@ -170,7 +182,7 @@ def meshfree_weights(samples, handles, spread=0.5, gaussian=False):
     if not gaussian:
         return HandleSet(samples, handles, spread).weights()
     handles = [np.atleast_1d(np.asarray(h, np.int64)) for h in handles]
-    d = np.stack([_distance(samples.graph, h) for h in handles], axis=1)
+    d = np.stack([samples.distance(h) for h in handles], axis=1)
     _, reach, nearest = _cells(d, handles)
     width = np.where(np.isfinite(nearest), nearest, 2.0 * np.maximum(reach, 1e-12)) / 2.0
     values = _normalized(np.exp(-0.5 * (d / width) ** 2))
@@ -187,12 +199,18 @@ class HandleSet:
     from each (`offsets`: a bone added later starts from the samples near it). Columns are exact up to their
     Dijkstra's limit, and that is enough: a basis only reaches r_d < r_h, and a cell that reached past its
     handle's limit would reach past r_h, which the refinement does not allow.
+
+    A new real handle makes the virtual handles near it crowded: they were placed for the handles before it,
+    so they are dropped (their samples go back to the nearest live handles) and the refinement starts from
+    there. Without that, insertion would keep splitting them, and the result would drift from binding
+    everything at once.
     """
 
     def __init__(self, samples, handles, spread=0.5):
         n = len(samples.points)
         self.samples, self.spread = samples, spread
         self.handles, self.offsets, self.real, self.region = [], [], [], []
+        self.alive = []  # False for a dropped virtual handle (its index stays, with no samples)
         self.nearest = np.full(n, np.inf)  # each sample's distance to its nearest handle
         self.owner = np.full(n, -1)  # the first handle whose cell holds the sample
         self.tied = np.zeros(n, bool)  # the sample lies in more than one cell
@@ -200,7 +218,8 @@ class HandleSet:
         self._between = np.full((0, 0), np.inf)  # distances between handles (touching ones: inf)
         self._reach, self._far = np.zeros(0), np.zeros(0, np.int64)  # r_v, and the sample that sets it
         self._links = np.zeros((0, 0), np.int64)  # graph links from one cell (by owner) to another
-        self._radius, self._alpha = np.zeros(0), np.zeros((0, 0))
+        self._radius, self._blend = np.zeros(0), np.zeros((0, 0))  # r_d; each handle onto the real ones
+        self._stale = np.zeros(n, bool)  # samples whose weights a dropped handle reached
         self._values = np.zeros((n, 0))  # the weights (samples, real handles; more columns kept free)
         self._vertex_values = np.zeros((len(samples.vertex_near), 0))
         self._basis = np.zeros((n, 0))  # f(d / r_d) (samples, handles), before normalizing and blending
@@ -213,18 +232,21 @@ class HandleSet:
     def add(self, handle, offsets=None):
         """A new real handle (sample indices, and the straight steps from them); returns its column."""
         self._add(handle, offsets, real=True)
+        nearest = self._nearest_real()
+        self._drop([i for i in range(len(self.handles) - 1)
+                    if self.alive[i] and not self.real[i] and self._reach[i] >= GAMMA * nearest[i]])
         self._refine()
         self._update_weights()
         return sum(self.real) - 1
 
     def weights(self):
-        virtual = [int(h[0]) for h, r in zip(self.handles, self.real) if not r]
+        virtual = [int(self.handles[i][0]) for i in self._order()[sum(self.real):]]
         return Weights(self.values.copy(), self.vertex_values.copy(), virtual, self._radius[self._order()])
 
     def _order(self):
-        """Handle indices, real ones first: the column order of the weights and the harmonic blend."""
-        real = np.array(self.real, bool)
-        return np.concatenate([np.flatnonzero(real), np.flatnonzero(~real)])
+        """Live handle indices, real ones first: the order of the harmonic blend and of `weights()`."""
+        real, alive = np.array(self.real, bool), np.array(self.alive, bool)
+        return np.concatenate([np.flatnonzero(real), np.flatnonzero(~real & alive)])
 
     def _add(self, handle, offsets, real):
         idx = np.atleast_1d(np.asarray(handle, np.int64))
@@ -232,7 +254,7 @@ class HandleSet:
         k = len(self.handles)
         self._grow(k + 1)
         limit = self._reach_needed(idx, off) + 1.01 * LINK_RADIUS * self.samples.spacing
-        col = _distance(self.samples.graph, idx, off, limit)
+        col = self.samples.distance(idx, off, limit)
         region = np.flatnonzero(np.isfinite(col))
         joins = region[col[region] <= _tie(self.nearest[region])]  # the samples the new cell takes or shares
         was = np.isfinite(self.nearest[joins])[:, None] & (self._d[joins, :k] <= _tie(self.nearest[joins])[:, None])
@@ -253,16 +275,46 @@ class HandleSet:
             to_them = np.minimum.reduceat(col[every] + every_off, np.r_[0, ends[:-1]])
             to_it = (self._d[idx, :k] + off[:, None]).min(axis=0)
             gap = np.minimum(to_them, to_it)
-            gap[gap <= 0] = np.inf  # handles that touch (bones sharing a joint) do not count
+            gap[(gap <= 0) | ~np.array(self.alive)] = np.inf  # touching handles (a joint) do not count
             self._between[k, :k] = self._between[:k, k] = gap
         self.handles.append(idx)
         self.offsets.append(off)
         self.real.append(real)
+        self.alive.append(True)
         self.region.append(region)
         for i in [k, *shrunk.tolist()]:
-            cell = self._cell(i)
-            far = cell[np.argmax(self.nearest[cell])] if len(cell) else idx[0]
-            self._reach[i], self._far[i] = (self.nearest[far] if len(cell) else 0.0), far
+            self._measure_reach(i)
+
+    def _drop(self, ids):
+        """Removes virtual handles: their samples go to the nearest live handles, whose cells grow."""
+        if not ids:
+            return
+        rows = np.unique(np.concatenate([self._cell(i) for i in ids]))
+        for i in ids:
+            reached = self.region[i][self._d[self.region[i], i] < self._radius[i]]
+            self._stale[reached] = True
+            self._basis[reached, i] = 0.0
+            self._vertex_basis[:, i] = 0.0
+            self._d[:, i] = np.inf
+            self._between[i, :] = self._between[:, i] = np.inf
+            self._reach[i], self.region[i], self.alive[i] = 0.0, np.empty(0, np.int64), False
+        live = np.flatnonzero(self.alive)
+        d = self._d[np.ix_(rows, live)]
+        self.nearest[rows] = d.min(axis=1)
+        member = np.isfinite(self.nearest[rows])[:, None] & (d <= _tie(self.nearest[rows])[:, None])
+        before = self.owner[rows]
+        self.owner[rows] = np.where(member.any(axis=1), live[member.argmax(axis=1)], -1)
+        self.tied[rows] = member.sum(axis=1) > 1
+        changed = before != self.owner[rows]
+        self._relink(rows[changed], before[changed])
+        for i in live[member.any(axis=0)]:
+            self._measure_reach(i)
+
+    def _measure_reach(self, i):
+        """r_v of handle i from its cell, and the sample that sets it."""
+        cell = self._cell(i)
+        far = cell[np.argmax(self.nearest[cell])] if len(cell) else self.handles[i][0]
+        self._reach[i], self._far[i] = (self.nearest[far] if len(cell) else 0.0), far
 
     def _reach_needed(self, idx, off):
         """An upper bound of r_h (the distance to the nearest real handle) for a new handle: how far its
@@ -299,6 +351,8 @@ class HandleSet:
         at = where[dst]
         now_s, now_t = self.owner[rows][src], self.owner[dst]
         was_s, was_t = before[src], np.where(at >= 0, before[at], now_t)
+        between = (was_s != was_t) | (now_s != now_t)  # links inside one cell, before and after, do not count
+        now_s, now_t, was_s, was_t, at = now_s[between], now_t[between], was_s[between], was_t[between], at[between]
         out = at < 0  # a link to a sample that kept its owner is also stored the other way round
         a = np.concatenate([was_s, was_t[out], now_s, now_t[out]])
         b = np.concatenate([was_t, was_s[out], now_t, now_s[out]])
@@ -355,23 +409,24 @@ class HandleSet:
         reach, nearest = self._reach[:count], self._nearest_real()
         radius = reach + self.spread * (nearest - reach)
         radius = np.where(np.isfinite(radius), radius, np.maximum(reach * 1.5, 1e-12))  # a lone handle
-        real = sum(self.real)
-        alpha = _harmonic_blend(self._dual(count)[np.ix_(order, order)], real)
+        real_ids = np.flatnonzero(self.real)
+        real = len(real_ids)
         virtual = order[real:]
+        blend = np.zeros((count, real))  # each handle onto the real ones: itself if real, α if virtual
+        blend[real_ids, np.arange(real)] = 1.0
+        blend[virtual] = _harmonic_blend(self._dual(count)[np.ix_(order, order)], real)
         old = len(self._radius)
-        # Old handles keep their places in `order` (new real ones come after the old real ones, new virtual
-        # ones after the old virtual ones), so the old blend is the top-left corner of the new one.
-        before = np.zeros((count - real, real))
-        before[:self._alpha.shape[0], :self._alpha.shape[1]] = self._alpha
-        reblended = np.zeros(count, bool)
-        reblended[virtual] = np.abs(alpha - before).max(axis=1, initial=0.0) > 1e-12
+        before = np.zeros((count, real))
+        before[:old, :self._blend.shape[1]] = self._blend
+        reblended = np.abs(blend - before).max(axis=1, initial=0.0) > 1e-12
         # A handle's basis f(d / r_d) changes only if its radius did; the weights change wherever such a basis
-        # reaches (it is normalized with its neighbours) and wherever a virtual handle whose blend changed does.
+        # reaches (it is normalized with its neighbours), wherever a virtual handle whose blend changed
+        # reaches, and wherever a dropped one did.
         cap = self._d.shape[1]
         self._basis, self._vertex_basis = _widen(self._basis, cap), _widen(self._vertex_basis, cap)
         self._values, self._vertex_values = _widen(self._values, cap), _widen(self._vertex_values, cap)
-        rows = np.zeros(len(self.nearest), bool)
-        for i in range(count):
+        rows, self._stale = self._stale, np.zeros(len(self.nearest), bool)
+        for i in order:
             resized = i >= old or radius[i] != self._radius[i]
             if not (resized or reblended[i]):
                 continue
@@ -385,12 +440,9 @@ class HandleSet:
                 self._vertex_basis[verts, i] = bezier_falloff(at / radius[i])
         verts = self.samples.vertices_near(np.flatnonzero(rows))
         rows = np.flatnonzero(rows)
-        blend = np.zeros((count, real))  # handle -> real handles: itself if real, α if virtual
-        blend[order[:real], np.arange(real)] = 1.0
-        blend[virtual] = alpha
         self._values[rows, :real] = _normalized(self._basis[rows, :count]) @ blend
         self._vertex_values[verts, :real] = _normalized(self._vertex_basis[verts, :count]) @ blend
-        self._radius, self._alpha = radius, alpha
+        self._radius, self._blend = radius, blend
 
     @property
     def values(self):
@@ -444,17 +496,24 @@ def _normalized(basis):
     return basis / np.where(total > 0, total, 1.0)  # points no handle reaches (another island) stay 0
 
 
-def _distance(graph, sources, offsets=None, limit=np.inf):
-    """Distances from a handle: its samples, each with a straight step to it (`offsets`), up to `limit`
-    (inf beyond). Steps go in as links from one extra node. The graph is stored symmetric, so it is read as
-    directed: no conversion on every call."""
-    if offsets is None or not np.any(offsets):
-        return dijkstra(graph, directed=True, indices=sources, min_only=True, limit=limit)
-    n = graph.shape[0]
-    steps = np.maximum(offsets, 1e-12 * max(float(graph.data.max(initial=0.0)), 1.0))  # a zero is no link
-    extended = csr_matrix((np.concatenate([graph.data, steps]), np.concatenate([graph.indices, sources]),
-                           np.append(graph.indptr, graph.indptr[-1] + len(sources))), shape=(n + 1, n + 1))
-    return dijkstra(extended, directed=True, indices=n, limit=limit)[:n]
+class _SourceGraph:
+    """The sample graph with one more node, linked to a handle's samples by straight steps: a Dijkstra from
+    it gives the distances from a handle that starts a step away from its samples. The arrays are made once,
+    with room for the extra links, so each use only writes those."""
+
+    def __init__(self, graph, room):
+        n, self.used, self.room = graph.shape[0], graph.nnz, room
+        self.data = np.concatenate([graph.data, np.zeros(room)])
+        self.indices = np.concatenate([graph.indices, np.zeros(room, graph.indices.dtype)])
+        self.matrix = csr_matrix((graph.data, graph.indices, np.append(graph.indptr, graph.nnz)), shape=(n + 1, n + 1))
+
+    def linked(self, sources, steps):
+        end = self.used + len(sources)
+        self.data[self.used:end] = np.maximum(steps, 1e-300)  # an explicit zero would be no link
+        self.indices[self.used:end] = sources
+        self.matrix.data, self.matrix.indices = self.data[:end], self.indices[:end]
+        self.matrix.indptr[-1] = end
+        return self.matrix
 
 
 def _cells(d, handles):

@@ -9,7 +9,7 @@ the compact C² basis; "GAUSSIAN" uses the paper's global Gaussian.
 import numpy as np
 from scipy.spatial import cKDTree
 
-from .geodesic import pairs_within
+from .geodesic import pairs_within, segment_distance
 from .meshfree import LINK_RADIUS, HandleSet, Samples, meshfree_weights, straight_inside
 
 
@@ -75,7 +75,7 @@ class BoneRig:
         lost = np.flatnonzero(w.sum(axis=1) == 0)
         if len(lost):
             verts = self.samples.domain.points[lost]
-            gap = np.stack([_segment_distance(verts, h, t) for h, t in zip(self.heads, self.tails)], axis=1)
+            gap = np.stack([segment_distance(verts, h, t)[0] for h, t in zip(self.heads, self.tails)], axis=1)
             w[lost] = 0.0
             w[lost, np.argmin(gap, axis=1)] = 1.0
         return w
@@ -118,8 +118,3 @@ def bone_weights(points, tris, heads, tails, spacing, spread=0.5, chains="SHRINK
     rig = BoneRig(points, tris, heads, tails, spacing, spread, chains, shrink)
     return rig.vertex_weights(), np.array(rig.outside, bool)
 
-
-def _segment_distance(points, head, tail):
-    ab = tail - head
-    t = np.clip(((points - head) @ ab) / max(float(ab @ ab), 1e-300), 0.0, 1.0)
-    return np.hypot(*(points - (head + t[:, None] * ab)).T)
