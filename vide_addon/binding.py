@@ -61,7 +61,7 @@ def bind(ob, arm, settings):
     names, heads, tails, point_bones = deform_bones(arm, plane)
     if settings.method == 'MESHFREE':
         spacing = settings.sample_spacing or float(np.ptp(points, axis=0).max()) / AUTO_SAMPLES
-        rig = BoneRig(points, tris, heads, tails, spacing, settings.spread, settings.chains)
+        rig = BoneRig(points, tris, heads, tails, spacing, settings.spread, settings.chains, settings.joint_pull)
         outside = rig.outside
         weights = strongest(rig.vertex_weights(), settings.max_influences, settings.prune)
     else:

@@ -72,6 +72,10 @@ class BindSettings:
                                          "C² weights"),
                ('GAUSSIAN', "Gaussian", "The paper's fallback for touching bones: global, smooth, approximating")],
         description="Meshfree: what to do with bones that share a joint, as armature chains do")
+    joint_pull: FloatProperty(
+        name="Joint Pull-In", default=0.35, min=0.05, max=0.49, subtype='FACTOR', options={'SKIP_SAVE'},
+        description="Meshfree, Compact C²: how much of each bone's length its handle is pulled in from both "
+                    "ends. More gives wider, smoother bends at the joints and shorter rigid middles")
     smoothness: FloatProperty(
         name="Smoothness", default=0.03, min=1e-4, soft_max=1.0, subtype='DISTANCE', unit='LENGTH',
         options={'SKIP_SAVE'},
@@ -85,7 +89,8 @@ class BindSettings:
         description="Weights smaller than this are dropped and the rest renormalized")
 
     def copy_from(self, other):
-        for name in ("method", "smoothness", "max_influences", "prune", "sample_spacing", "spread", "chains"):
+        for name in ("method", "smoothness", "max_influences", "prune", "sample_spacing", "spread", "chains",
+                     "joint_pull"):
             setattr(self, name, getattr(other, name))
 
 

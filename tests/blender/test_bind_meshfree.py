@@ -31,6 +31,16 @@ def test_meshfree_weights_are_normalized_sparse_and_stay_on_their_leg(scene, tmp
     assert w[np.ix_(right_leg, left)].max() < 0.01
 
 
+def test_joint_pull_in_reaches_the_weights_and_is_remembered(scene, tmp_path, vide):
+    ob = vectorized(tmp_path, LEGS)
+    arm = rig_for(ob, LEGS.shape, CHAIN)
+    narrow = bind(ob, arm, method='MESHFREE', joint_pull=0.15)
+    wide = bind(ob, arm, method='MESHFREE', joint_pull=0.45)
+    assert ob.vide.bind.joint_pull == pytest.approx(0.45)
+    assert vide.vide_addon.binding._rigs[ob.session_uid].rig.pull == pytest.approx(0.45)
+    assert np.abs(wide - narrow).max() > 0.1
+
+
 @pytest.mark.parametrize("prune", [0.0, 0.01])
 def test_meshfree_weights_of_a_mirrored_rig_are_mirrored(scene, tmp_path, prune):
     ob = vectorized(tmp_path, LEGS)

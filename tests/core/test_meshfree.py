@@ -268,3 +268,20 @@ def test_a_bone_added_outside_the_mesh_starts_from_the_nearest_sample():
     w = rig.vertex_weights()
     assert rig.outside[-1] and np.abs(w.sum(axis=1) - 1).max() < 1e-9
     assert w[rig.samples.domain.points[:, 0] > 80, 2].max() > 0.9, "it weights the nearest part of the mesh"
+
+
+def test_pulling_chained_bones_further_in_widens_the_bend_at_their_joint():
+    """Two bones meeting in the middle of a bar: the band where the joint's weights mix (0.05 to 0.95) grows
+    with the pull-in, which is what lets a 90° bend spread over more triangles."""
+    from vide_addon.core.meshfree_bones import BoneRig
+
+    bar = np.array([(0, 0), (240, 0), (240, 30), (0, 30)], float)
+    pts, tris = polygon_mesh(bar, 3.0, jitter=0.2)
+    heads, tails = np.array([(10., 15.), (120., 15.)]), np.array([(120., 15.), (230., 15.)])
+    width = {}
+    for pull in (0.15, 0.45):
+        w = BoneRig(pts, tris, heads, tails, 2.0, shrink=pull).vertex_weights()[:, 1]
+        mixed = pts[(w > 0.05) & (w < 0.95), 0]
+        assert mixed.min() < 120 < mixed.max(), "the band sits on the joint"
+        width[pull] = mixed.max() - mixed.min()
+    assert width[0.45] > 2 * width[0.15], width

@@ -212,7 +212,7 @@ class HandleSet:
         self.handles, self.offsets, self.real, self.region = [], [], [], []
         self.alive = []  # False for a dropped virtual handle (its index stays, with no samples)
         self.nearest = np.full(n, np.inf)  # each sample's distance to its nearest handle
-        self.owner = np.full(n, -1)  # the first handle whose cell holds the sample
+        self.owner = np.full(n, -1, np.int32)  # the first handle whose cell holds the sample
         self.tied = np.zeros(n, bool)  # the sample lies in more than one cell
         self._d = np.full((n, 0), np.inf, order="F")  # (samples, handles), a column per handle
         self._between = np.full((0, 0), np.inf)  # distances between handles (touching ones: inf)
@@ -346,7 +346,7 @@ class HandleSet:
         if len(rows) == 0:
             return
         src, dst, _ = _links_from(self.samples.graph, rows)
-        where = np.full(len(self.nearest), -1)
+        where = np.full(len(self.nearest), -1, np.int32)
         where[rows] = np.arange(len(rows))
         at = where[dst]
         now_s, now_t = self.owner[rows][src], self.owner[dst]
@@ -426,22 +426,25 @@ class HandleSet:
         self._basis, self._vertex_basis = _widen(self._basis, cap), _widen(self._vertex_basis, cap)
         self._values, self._vertex_values = _widen(self._values, cap), _widen(self._vertex_values, cap)
         rows, self._stale = self._stale, np.zeros(len(self.nearest), bool)
-        for i in order:
-            resized = i >= old or radius[i] != self._radius[i]
-            if not (resized or reblended[i]):
+        resized = np.array([i >= old or radius[i] != self._radius[i] for i in order], bool)
+        near_resized = np.zeros(len(self.nearest), bool)
+        for i, new_radius in zip(order, resized):
+            if not (new_radius or reblended[i]):
                 continue
             reached = self.region[i]
             reached = reached[self._d[reached, i] < max(radius[i], self._radius[i] if i < old else 0.0)]
             rows[reached] = True
-            if resized:
+            if new_radius:
                 self._basis[reached, i] = bezier_falloff(self._d[reached, i] / radius[i])
-                verts = self.samples.vertices_near(reached)
-                at = self.samples.at_vertices(self._d, verts, [i])[:, 0]
-                self._vertex_basis[verts, i] = bezier_falloff(at / radius[i])
+                near_resized[reached] = True
+        # At the vertices, all resized bases at once (beyond its support a basis comes out 0, as it should).
+        verts, columns = self.samples.vertices_near(np.flatnonzero(near_resized)), order[resized]
+        at = self.samples.at_vertices(self._d, verts, columns)
+        self._vertex_basis[np.ix_(verts, columns)] = bezier_falloff(at / radius[columns])
         verts = self.samples.vertices_near(np.flatnonzero(rows))
         rows = np.flatnonzero(rows)
-        self._values[rows, :real] = _normalized(self._basis[rows, :count]) @ blend
-        self._vertex_values[verts, :real] = _normalized(self._vertex_basis[verts, :count]) @ blend
+        self._values[rows, :real] = _blended(self._basis[rows, :count], blend)
+        self._vertex_values[verts, :real] = _blended(self._vertex_basis[verts, :count], blend)
         self._radius, self._blend = radius, blend
 
     @property
@@ -489,6 +492,12 @@ def _tie(d):
 def _widen(a, columns):
     """`a` with zero columns added up to `columns`."""
     return np.pad(a, ((0, 0), (0, columns - a.shape[1]))) if a.shape[1] < columns else a
+
+
+def _blended(basis, blend):
+    """Bases (points, handles) normalized to sum to 1 and blended onto the real handles."""
+    total = basis.sum(axis=1, keepdims=True)
+    return (basis @ blend) / np.where(total > 0, total, 1.0)
 
 
 def _normalized(basis):

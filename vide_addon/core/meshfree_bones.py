@@ -34,7 +34,7 @@ class BoneRig:
     sample). A bone added later starts from the lattice samples it links to, with the straight step to each.
     """
 
-    def __init__(self, points, tris, heads, tails, spacing, spread=0.5, chains="SHRINK", shrink=0.25):
+    def __init__(self, points, tris, heads, tails, spacing, spread=0.5, chains="SHRINK", shrink=0.35):
         self.heads, self.tails = np.asarray(heads, float), np.asarray(tails, float)
         self.size = max(float(np.ptp(np.asarray(points, float), axis=0).max()), 1e-12)
         touching = self._touching(self.heads, self.tails)
@@ -110,11 +110,3 @@ class BoneRig:
         """The lattice sample nearest to any of `points` (a bone outside the mesh starts there)."""
         gap, nearest = cKDTree(self.samples.points[:self.samples.lattice]).query(points)
         return np.array([nearest[np.argmin(gap)]])
-
-
-def bone_weights(points, tris, heads, tails, spacing, spread=0.5, chains="SHRINK", shrink=0.25):
-    """Meshfree weights (mesh vertices, bones) of a flat mesh for bone segments, and per bone whether it lies
-    wholly outside the mesh (it then starts from the sample nearest to it)."""
-    rig = BoneRig(points, tris, heads, tails, spacing, spread, chains, shrink)
-    return rig.vertex_weights(), np.array(rig.outside, bool)
-

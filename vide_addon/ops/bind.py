@@ -101,6 +101,8 @@ def draw_bind_settings(layout, settings):
         layout.prop(settings, "sample_spacing", text="Sample Spacing (0 = Auto)")
         layout.prop(settings, "spread")
         layout.prop(settings, "chains")
+        if settings.chains == 'SHRINK':
+            layout.prop(settings, "joint_pull")
     layout.prop(settings, "max_influences")
     layout.prop(settings, "prune")
 
