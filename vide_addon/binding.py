@@ -40,6 +40,7 @@ class KeptRig:
     heads: np.ndarray  # (bones, 2) in the mesh's plane
     tails: np.ndarray
     placement: bytes
+    settings: tuple  # the bind's meshfree settings the rig was made with
 
 
 _rigs = {}  # Object.session_uid -> KeptRig
@@ -77,7 +78,7 @@ def bind(ob, arm, settings):
     if settings.method == 'GEODESIC':
         _measured[ob.session_uid] = Measured(names, dist, _fingerprint(ob, arm), weights)
     else:
-        _rigs[ob.session_uid] = KeptRig(rig, names, heads, tails, _placement(ob, arm))
+        _rigs[ob.session_uid] = KeptRig(rig, names, heads, tails, _placement(ob, arm), _meshfree_settings(settings))
     return BindReport(ob.name, len(points), len(names), point_bones, [n for n, o in zip(names, outside) if o])
 
 
@@ -108,8 +109,10 @@ def update(ob, arm):
     """Weights `ob` again after the armature's bones changed, with the settings it was bound with. Bones
     only added to a meshfree bind go into its kept weights (the others keep their handles); anything else
     binds again. Returns how many bones were inserted (0: bound again)."""
-    kept = _rigs.get(ob.session_uid)
-    if ob.vide.bind.method == 'MESHFREE' and kept is not None and kept.placement == _placement(ob, arm):
+    settings = ob.vide.bind
+    kept = _rigs.pop(ob.session_uid, None)  # back only once the insertion went through
+    if (settings.method == 'MESHFREE' and kept is not None and kept.settings == _meshfree_settings(settings)
+            and kept.placement == _placement(ob, arm)):
         plane, _points, _tris = mesh_in_plane(ob)
         names, heads, tails, _flat = deform_bones(arm, plane)
         where = {name: i for i, name in enumerate(names)}
@@ -120,12 +123,12 @@ def update(ob, arm):
             if moved <= 1e-7 * kept.rig.size and all(kept.rig.add(heads[i], tails[i]) for i in new):
                 kept.names += [names[i] for i in new]
                 kept.heads, kept.tails = np.vstack([kept.heads, heads[new]]), np.vstack([kept.tails, tails[new]])
-                settings = ob.vide.bind
                 write_groups(ob, kept.names, strongest(kept.rig.vertex_weights(), settings.max_influences,
                                                        settings.prune))
                 settings.bones = "\n".join(names)
+                _rigs[ob.session_uid] = kept
                 return len(new)
-    bind(ob, arm, ob.vide.bind)
+    bind(ob, arm, settings)
     return 0
 
 
@@ -181,6 +184,10 @@ def bound_meshes(armature_data):
 def forget_all():
     _measured.clear()
     _rigs.clear()
+
+
+def _meshfree_settings(settings):
+    return settings.sample_spacing, settings.spread, settings.chains, settings.joint_pull
 
 
 def _weights(arm, names, dist, settings):

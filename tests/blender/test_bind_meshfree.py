@@ -107,9 +107,32 @@ def test_update_weights_inserts_a_new_bone_into_the_kept_meshfree_weights(scene,
     assert inserted[:, belly].max() > 0.5 and inserted[(pts[:, 0] > 61) & (pts[:, 1] < 100), belly].max() < 0.01
     fresh = bind(ob, arm, method='MESHFREE', max_influences=3)
     assert kept[ob.session_uid].rig is not rig
-    # Virtual handles placed for the three-bone rig stay (the paper's insertion keeps them), so single
+    # Virtual handles placed for the three-bone rig that the new bone does not crowd stay, so single
     # vertices may differ from a fresh bind; on the whole the two agree.
     assert np.abs(inserted - fresh).mean() < 0.01
+
+
+def test_update_weights_after_undoing_an_insertion_weights_the_bone_again(scene, tmp_path):
+    """Undo takes the groups back but not what VIDE keeps in memory: the next Update Weights must still give
+    the bone its weights, and the same ones a fresh bind gives."""
+    ob = vectorized(tmp_path, LEGS, "undo_me")
+    arm = rig_for(ob, LEGS.shape, LEG_BONES)
+    arm_name = arm.name
+    bind(ob, arm, method='MESHFREE')
+    add_bone(arm, ob, "belly.L", [[45, 140], [35, 140]])
+    bpy.ops.ed.undo_push(message="bone added")
+    select_only(arm)
+    assert bpy.ops.vide.update_weights() == {'FINISHED'}
+    bpy.ops.ed.undo_push(message="weights updated")
+    bpy.ops.ed.undo()
+    ob, arm = bpy.data.objects["undo_me"], bpy.data.objects[arm_name]
+    assert "belly.L" in arm.data.bones and "belly.L" not in ob.vertex_groups
+    select_only(arm)
+    assert bpy.ops.vide.update_weights() == {'FINISHED'}
+    names = list(arm.data.bones.keys())
+    updated = bone_weights(ob, names)
+    assert updated[:, names.index("belly.L")].max() > 0.5
+    assert np.abs(updated - bind(ob, arm, method='MESHFREE')).max() < 1e-9
 
 
 @pytest.mark.parametrize("change", ["moved", "first-joint"])

@@ -25,7 +25,7 @@ from .geodesic import Domain, pairs_within
 
 LINK_RADIUS = 2.3  # in lattice spacings: links in 16 directions, graph distances within 3% of straight ones
 K_NEIGHBOURS = 8  # samples each mesh vertex looks at
-GAMMA = 1.0  # a cell may reach at most this fraction of the way to the nearest other handle
+GAMMA = 1.0  # a cell may reach at most this fraction of the way to the nearest other real handle
 MAX_VIRTUAL = 500
 
 
@@ -192,8 +192,8 @@ def meshfree_weights(samples, handles, spread=0.5, gaussian=False):
 
 class HandleSet:
     """Real handles, the virtual ones they need, and every handle's distances, kept, so that adding a handle
-    is local: one Dijkstra from it (and from each virtual handle it calls for), each stopped just past the
-    nearest other handle, then cells, radii and weights redone only where they changed.
+    is local: one Dijkstra from it (and from each virtual handle it calls for), each stopped one link past an
+    upper bound of its r_h, then cells, radii and weights redone only where they changed.
 
     A handle is a set of samples (a point, or the samples along a bone), optionally with a straight step
     from each (`offsets`: a bone added later starts from the samples near it). Columns are exact up to their
