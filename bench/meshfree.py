@@ -139,8 +139,8 @@ def blender_table(repeats):
                 assert "ear" in ob.vertex_groups
                 bpy.data.objects.remove(ob)
             rows[method] = best
-    print(f"\nIn Blender {bpy.app.version_string}: the ear bone added to the bound character ({len(plane.data.vertices):,} "
-          f"vertices, Sample Spacing auto), then (min of {repeats} runs):")
+    print(f"\nIn Blender {bpy.app.version_string}: the ear bone added to the bound character "
+          f"({len(plane.data.vertices):,} vertices, Sample Spacing auto), then (min of {repeats} runs):")
     for method, seconds in rows.items():
         print(f"  {method:<18} {seconds * 1000:8.1f} ms")
 

@@ -73,8 +73,7 @@ def bind(ob, arm, settings):
     ob.vide.bind.armature = arm
     ob.vide.bind.copy_from(settings)
     ob.vide.bind.bones = "\n".join(names)
-    _measured.pop(ob.session_uid, None)
-    _rigs.pop(ob.session_uid, None)
+    _forget(ob.session_uid)
     if settings.method == 'GEODESIC':
         _measured[ob.session_uid] = Measured(names, dist, _fingerprint(ob, arm), weights)
     else:
@@ -184,6 +183,14 @@ def bound_meshes(armature_data):
 def forget_all():
     _measured.clear()
     _rigs.clear()
+
+
+def _forget(uid):
+    """Drops what was kept for object `uid`, and for objects that no longer exist."""
+    present = {o.session_uid for o in bpy.data.objects}
+    for kept in (_measured, _rigs):
+        for key in [k for k in kept if k == uid or k not in present]:
+            del kept[key]
 
 
 def _meshfree_settings(settings):

@@ -135,6 +135,19 @@ def test_update_weights_after_undoing_an_insertion_weights_the_bone_again(scene,
     assert np.abs(updated - bind(ob, arm, method='MESHFREE')).max() < 1e-9
 
 
+def test_what_a_bind_keeps_for_a_deleted_mesh_is_let_go(scene, tmp_path, vide):
+    kept = vide.vide_addon.binding._rigs
+    gone, stays = vectorized(tmp_path, LEGS, "gone"), vectorized(tmp_path, LEGS, "stays")
+    arm = rig_for(stays, LEGS.shape, LEG_BONES)
+    bind(gone, arm, method='MESHFREE')
+    uid = gone.session_uid
+    assert uid in kept
+    bpy.data.objects.remove(gone)
+    bpy.context.view_layer.update()
+    bind(stays, arm, method='MESHFREE')
+    assert uid not in kept and stays.session_uid in kept
+
+
 @pytest.mark.parametrize("change", ["moved", "first-joint"])
 def test_update_weights_binds_again_when_bones_changed_otherwise(scene, tmp_path, vide, change):
     """A moved bone, or a first bone that shares a joint (every handle is then pulled in from its joints),

@@ -169,12 +169,20 @@ def test_the_gaussian_fallback_is_global():
     assert (w.values[:samples.lattice] > 0).mean() > 0.9, "C-infinity and global: hardly a zero anywhere"
 
 
+def lattice_along(samples, head, tail):
+    """The lattice samples within 0.75 spacing of the segment head-tail: a bone drawn onto the lattice."""
+    pts = samples.points[:samples.lattice]
+    ab = tail - head
+    t = np.clip(((pts - head) @ ab) / float(ab @ ab), 0.0, 1.0)
+    return np.flatnonzero(np.hypot(*(pts - (head + t[:, None] * ab)).T) <= 0.75 * samples.spacing)
+
+
 def test_adding_a_handle_matches_computing_everything_again(monkeypatch):
     from vide_addon.core import meshfree
 
     pts, tris = polygon_mesh(LEGS, 3.0, jitter=0.2)
     samples = Samples.from_mesh(pts, tris, 2.0)
-    along = [samples.along(h, t) for h, t in zip(CHAIN_HEAD[[1, 2, 4]], CHAIN_TAIL[[1, 2, 4]])]
+    along = [lattice_along(samples, h, t) for h, t in zip(CHAIN_HEAD[[1, 2, 4]], CHAIN_TAIL[[1, 2, 4]])]
     rig = meshfree.HandleSet(samples, along[:2])
     virtual_before = len(rig.weights().virtual)
     calls = []

@@ -71,16 +71,6 @@ class Samples:
                                shape=(len(pts), len(verts))).tocsr()
         return cls(pts, len(lattice), spacing, graph, domain, near, step, looked_at, tree)
 
-    def along(self, head, tail):
-        """The lattice samples within 0.75 spacing of the segment head-tail (a bone drawn onto the lattice),
-        or the one nearest to it."""
-        pts = self.points[:self.lattice]
-        ab = np.asarray(tail, float) - np.asarray(head, float)
-        t = np.clip(((pts - head) @ ab) / max(float(ab @ ab), 1e-300), 0.0, 1.0)
-        gap = np.hypot(*(pts - (head + t[:, None] * ab)).T)
-        near = np.flatnonzero(gap <= 0.75 * self.spacing)
-        return near if len(near) else np.array([int(np.argmin(gap))])
-
     def distance(self, sources, offsets=None, limit=np.inf):
         """Distances from a handle: its samples `sources`, each a straight step (`offsets`) from it, up to
         `limit` (inf beyond)."""

@@ -93,13 +93,13 @@ class BoneRig:
         inside the mesh) and the straight step from each; or, for a bone wholly outside the mesh, the sample
         nearest to it. Returns (samples, steps, outside)."""
         samples = self.samples
-        along, _ = bone_handles([a], [b], samples.spacing)
-        along = along[samples.domain.inside(along)]
+        points, _ = bone_handles([a], [b], samples.spacing)
+        along = points[samples.domain.inside(points)]
         reach = np.full(len(along), LINK_RADIUS * samples.spacing)
         src, dst = pairs_within(samples.tree, along, reach)
         ok = straight_inside(samples.domain, along[src], samples.points[dst])
         if not ok.any():
-            return self._nearest_sample(bone_handles([a], [b], samples.spacing)[0]), None, True
+            return self._nearest_sample(points), None, True
         src, dst = src[ok], dst[ok]
         steps = np.hypot(*(samples.points[dst] - along[src]).T)
         order = np.lexsort([steps, dst])
