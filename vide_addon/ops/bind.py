@@ -135,7 +135,7 @@ class VIDE_OT_update_weights(bpy.types.Operator):
         if not done:
             self.report({'ERROR'}, "; ".join(problems) or f"No mesh is bound to '{arm.name}' by VIDE")
             return {'CANCELLED'}
-        how = f", {inserted} new bone weighting{'s' * (inserted > 1)} inserted" if inserted else ""
+        how = f" ({inserted} new bone{'s' * (inserted > 1)} inserted into the kept weights)" if inserted else ""
         self.report({'INFO'}, f"Updated the weights of {done} mesh{'es' * (done > 1)} bound to '{arm.name}' in "
                               f"{time.perf_counter() - start:.2f} s{how}")
         return {'FINISHED'}
