@@ -147,7 +147,7 @@ def blender_table(repeats):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=5)
     args, _ = parser.parse_known_args()
     vide = dev_addon.enable()
     print(f"Blender {bpy.app.version_string}")

@@ -50,7 +50,7 @@ class Samples:
     vertex_step: np.ndarray  # (vertices, k) straight lengths, inf where the vertex does not see the sample
     sample_vertices: csr_matrix = None  # (samples, vertices): which vertices look at each sample
     tree: cKDTree = None  # of the samples
-    _sourced: "_SourceGraph" = field(default=None, repr=False)  # made on the first distance with offsets
+    sourced: "_SourceGraph" = field(default=None, repr=False)  # the graph with room for a handle's steps
 
     @classmethod
     def from_mesh(cls, points, tris, spacing, extra=()):
@@ -69,7 +69,8 @@ class Samples:
             step[~domain.visible(verts, q=pts[near[:, col]]), col] = np.inf
         looked_at = coo_matrix((np.ones(near.size), (near.ravel(), np.repeat(verts, k))),
                                shape=(len(pts), len(verts))).tocsr()
-        return cls(pts, len(lattice), spacing, graph, domain, near, step, looked_at, tree)
+        # Made now, so that inserting a bone later (the part that must be quick) only writes its steps.
+        return cls(pts, len(lattice), spacing, graph, domain, near, step, looked_at, tree, _SourceGraph(graph, 4096))
 
     def distance(self, sources, offsets=None, limit=np.inf):
         """Distances from a handle: its samples `sources`, each a straight step (`offsets`) from it, up to
@@ -77,10 +78,10 @@ class Samples:
         if offsets is None or not np.any(offsets):
             # The graph is stored symmetric, so it is read as directed: no conversion on every call.
             return dijkstra(self.graph, directed=True, indices=sources, min_only=True, limit=limit)
-        if self._sourced is None or len(sources) > self._sourced.room:
-            self._sourced = _SourceGraph(self.graph, max(len(sources), 4096))
+        if len(sources) > self.sourced.room:
+            self.sourced = _SourceGraph(self.graph, len(sources))
         n = len(self.points)
-        return dijkstra(self._sourced.linked(sources, offsets), directed=True, indices=n, limit=limit)[:n]
+        return dijkstra(self.sourced.linked(sources, offsets), directed=True, indices=n, limit=limit)[:n]
 
     def vertices_near(self, rows):
         """The mesh vertices that look at any of the samples `rows`."""
@@ -208,6 +209,7 @@ class HandleSet:
         self._between = np.full((0, 0), np.inf)  # distances between handles (touching ones: inf)
         self._reach, self._far = np.zeros(0), np.zeros(0, np.int64)  # r_v, and the sample that sets it
         self._links = np.zeros((0, 0), np.int64)  # graph links from one cell (by owner) to another
+        self._owned_before = np.full(n, -2, np.int32)  # owner when the links were last counted (-2: same)
         self._radius, self._blend = np.zeros(0), np.zeros((0, 0))  # r_d; each handle onto the real ones
         self._stale = np.zeros(n, bool)  # samples whose weights a dropped handle reached
         self._values = np.zeros((n, 0))  # the weights (samples, real handles; more columns kept free)
@@ -257,8 +259,7 @@ class HandleSet:
         before = self.owner[joins]
         self.owner[joins] = member.argmax(axis=1)
         self.tied[joins] = member.sum(axis=1) > 1
-        changed = before != self.owner[joins]
-        self._relink(joins[changed], before[changed])
+        self._note_owners(joins, before)
         if k:
             ends = np.cumsum([len(h) for h in self.handles])
             every, every_off = np.concatenate(self.handles), np.concatenate(self.offsets)
@@ -295,8 +296,7 @@ class HandleSet:
         before = self.owner[rows]
         self.owner[rows] = np.where(member.any(axis=1), live[member.argmax(axis=1)], -1)
         self.tied[rows] = member.sum(axis=1) > 1
-        changed = before != self.owner[rows]
-        self._relink(rows[changed], before[changed])
+        self._note_owners(rows, before)
         for i in live[member.any(axis=0)]:
             self._measure_reach(i)
 
@@ -331,8 +331,19 @@ class HandleSet:
         self._reach, self._far = np.pad(self._reach, (0, more)), np.pad(self._far, (0, more))
         self._links = np.pad(self._links, (0, more))
 
-    def _relink(self, rows, before):
-        """Keeps the count of links between cells as the samples `rows` change owner (from `before`)."""
+    def _note_owners(self, rows, before):
+        """Remembers the owners `rows` had when the links were last counted (once per update: a sample that
+        changes hands several times while a bone goes in is counted once)."""
+        first = self._owned_before[rows] == -2
+        self._owned_before[rows[first]] = before[first]
+
+    def _relink(self):
+        """Brings the count of links between cells up to date with the owners that changed since."""
+        rows = np.flatnonzero(self._owned_before != -2)
+        before = self._owned_before[rows]
+        self._owned_before[rows] = -2
+        moved = before != self.owner[rows]
+        rows, before = rows[moved], before[moved]
         if len(rows) == 0:
             return
         src, dst, _ = _links_from(self.samples.graph, rows)
@@ -450,6 +461,7 @@ class HandleSet:
     def _dual(self, count):
         """The Voronoi dual graph: two cells are neighbours when a graph link joins them or a sample lies in
         both. Links are counted by owner as cells change; the few samples in several cells are added here."""
+        self._relink()
         links = self._links[:count, :count]
         dual = (links > 0) | (links.T > 0)
         tied = np.flatnonzero(self.tied)
