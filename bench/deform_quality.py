@@ -24,9 +24,8 @@ dev_addon.isolate_user_folder()
 
 import bpy  # noqa: E402
 import numpy as np  # noqa: E402
-from character import composite  # noqa: E402
-from rig import bend, build_armature  # noqa: E402
-from stage import import_plane, save_png, select  # noqa: E402
+from rig import bend, rigged_character  # noqa: E402
+from stage import copy_of, select  # noqa: E402
 
 POSES = {"knee 90°": {"shin.front": 90}, "waist 30°": {"torso": 30, "thigh.front": -30, "thigh.back": -30}}
 METHODS = ("Meshfree C²", "Geodesic", "Automatic Weights")
@@ -62,14 +61,10 @@ def main():
     dev_addon.enable()
     bpy.ops.wm.read_homefile(use_empty=True)
     with tempfile.TemporaryDirectory() as folder:
-        plane = import_plane(save_png(Path(folder) / "character.png", composite()))
-        bpy.ops.vide.vectorize_image()
-        arm = build_armature(plane)
+        plane, arm = rigged_character(folder)
         meshes, seconds = {}, {}
         for method in METHODS:
-            ob = plane.copy()
-            ob.data = plane.data.copy()
-            bpy.context.scene.collection.objects.link(ob)
+            ob = copy_of(plane)
             seconds[method] = bind(ob, arm, method)
             meshes[method] = ob
         plane.hide_set(True)

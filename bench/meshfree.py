@@ -35,8 +35,8 @@ dev_addon.isolate_user_folder()
 import bpy  # noqa: E402
 import numpy as np  # noqa: E402
 from character import CANVAS, composite  # noqa: E402
-from rig import BONES, build_armature, canvas_to_world  # noqa: E402
-from stage import import_plane, save_png, select  # noqa: E402
+from rig import BONES, canvas_to_world, rigged_character  # noqa: E402
+from stage import copy_of, select  # noqa: E402
 
 TARGET_SAMPLES = (5_000, 12_000, 25_000, 50_000)
 EAR = ((430, 850), (465, 850))  # canvas pixels: across the left of the head
@@ -104,16 +104,12 @@ def blender_table(repeats):
     Bind to Armature (Meshfree C²), or Blender's Automatic Weights."""
     bpy.ops.wm.read_homefile(use_empty=True)
     with tempfile.TemporaryDirectory() as folder:
-        plane = import_plane(save_png(Path(folder) / "character.png", composite()))
-        bpy.ops.vide.vectorize_image()
-        arm = build_armature(plane)
+        plane, arm = rigged_character(folder)
         rows = {}
         for method in ("Update Weights", "Bind to Armature", "Automatic Weights"):
             best = np.inf
             for _ in range(repeats):
-                ob = plane.copy()
-                ob.data = plane.data.copy()
-                bpy.context.scene.collection.objects.link(ob)
+                ob = copy_of(plane)
                 if "ear" in arm.data.bones:
                     select((arm,), arm)
                     bpy.ops.object.mode_set(mode='EDIT')

@@ -32,7 +32,7 @@ dev_addon.isolate_user_folder()
 
 import bpy  # noqa: E402
 import numpy as np  # noqa: E402
-from stage import import_plane, save_png, select  # noqa: E402
+from stage import copy_of, import_plane, save_png, select  # noqa: E402
 
 FINGER, GAP, PALM, LENGTH, MARGIN = 28, 2, 60, 300, 10  # pixels
 CASES = ((5, 1.9), (15, 1.7))  # (fingers, vertex spacing in px): about 17k and 63k vertices
@@ -83,16 +83,6 @@ def build(fingers, spacing, folder):
         eb.head, eb.tail = world(head), world(tail)
     bpy.ops.object.mode_set(mode='OBJECT')
     return ob, arm, (h, w)
-
-
-def copy_of(ob):
-    dup = ob.copy()
-    dup.data = ob.data.copy()
-    dup.vertex_groups.clear()
-    dup.modifiers.clear()
-    dup.parent = None
-    bpy.context.scene.collection.objects.link(dup)
-    return dup
 
 
 def bind(ob, arm, how):

@@ -4,10 +4,13 @@ Bones are given in canvas pixels (y up), along the body parts of `character.py`;
 them on a vectorized plane through the placement VIDE remembers on it.
 """
 
+from pathlib import Path
+
 import bpy
 import numpy as np
+from character import composite
 from mathutils import Matrix, Vector
-from stage import select
+from stage import import_plane, save_png, select
 
 # name: (head, tail, parent, connected) in canvas pixels of the 1024 px design.
 BONES = {
@@ -45,6 +48,14 @@ def build_armature(plane, name="Rig"):
             eb.use_connect = connected
     bpy.ops.object.mode_set(mode='OBJECT')
     return arm
+
+
+def rigged_character(folder):
+    """The sample character as one image plane (its PNG written into `folder`), vectorized with the default
+    settings, and its armature: (plane, armature)."""
+    plane = import_plane(save_png(Path(folder) / "character.png", composite()))
+    bpy.ops.vide.vectorize_image()
+    return plane, build_armature(plane)
 
 
 def bend(arm, bone, degrees, normal=Vector((0.0, 1.0, 0.0))):

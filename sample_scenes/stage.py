@@ -65,6 +65,18 @@ def save_png(path, pixels):
     return Path(path)
 
 
+def copy_of(ob):
+    """A copy of a mesh object with a mesh of its own, unbound (no vertex groups, modifiers or parent), in the
+    scene: the same mesh for each method a benchmark compares."""
+    dup = ob.copy()
+    dup.data = ob.data.copy()
+    dup.vertex_groups.clear()
+    dup.modifiers.clear()
+    dup.parent = None
+    bpy.context.scene.collection.objects.link(dup)
+    return dup
+
+
 def import_plane(path, align='-Y'):
     """An image plane made by Blender's own Images as Planes."""
     path = Path(path)

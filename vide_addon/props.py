@@ -6,6 +6,7 @@ from bpy.props import (BoolProperty, EnumProperty, FloatProperty, FloatVectorPro
                        StringProperty)
 
 from . import binding
+from .core.meshfree_bones import JOINT_PULL
 from .core.vectorize import Settings
 
 
@@ -73,7 +74,7 @@ class BindSettings:
                ('GAUSSIAN', "Gaussian", "The paper's fallback for touching bones: global, smooth, approximating")],
         description="Meshfree: what to do with bones that share a joint, as armature chains do")
     joint_pull: FloatProperty(
-        name="Joint Pull-In", default=0.35, min=0.05, max=0.49, subtype='FACTOR', options={'SKIP_SAVE'},
+        name="Joint Pull-In", default=JOINT_PULL, min=0.05, max=0.49, subtype='FACTOR', options={'SKIP_SAVE'},
         description="Meshfree, Compact C²: how much of each bone's length its handle is pulled in from both "
                     "ends. More gives wider, smoother bends at the joints and shorter rigid middles")
     smoothness: FloatProperty(
