@@ -6,6 +6,7 @@ from bpy.props import (BoolProperty, EnumProperty, FloatProperty, FloatVectorPro
                        StringProperty)
 
 from . import binding
+from .bridge import swaps
 from .core.meshfree_bones import JOINT_PULL
 from .core.vectorize import Settings
 
@@ -137,6 +138,17 @@ class VIDE_PG_object(bpy.types.PropertyGroup):
         name="Draw Order", default=0,
         description="Stacking of the cutout's layers: higher draws in front. Keyframe it to change the order "
                     "during an animation")
+    swap: PointerProperty(
+        name="Swap", type=bpy.types.Object, options={'HIDDEN'},
+        description="The sprite swap this layer is one drawing of (an empty that holds which one is shown)")
+    swap_index: IntProperty(name="Swap Index", default=0, options={'HIDDEN'},
+                            description="This layer's number in its swap; shown when the swap's choice is it")
+    is_swap: BoolProperty(name="Sprite Swap", options={'HIDDEN'},
+                          description="Holds the choice of a sprite swap (made by Make Swap or Import Cutout)")
+    swap_choice: EnumProperty(
+        name="Shown", items=lambda self, _context: swaps.choice_items(self.id_data), default=0,
+        description="Which drawing of the swap is shown. Keyframe it (I over the field) to swap drawings "
+                    "during an animation: it holds each key until the next")
 
 
 classes = (VIDE_PG_vectorize_settings, VIDE_PG_bind, VIDE_PG_object, VIDE_PG_bone)

@@ -3,7 +3,7 @@ changed here."""
 
 import bpy
 
-from .bridge.layers import siblings
+from .bridge.layers import units
 from .ops.bind import draw_bind_settings
 from .ops.vectorize import draw_settings
 
@@ -53,12 +53,25 @@ class VIDE_PT_layers(SidebarPanel, bpy.types.Panel):
         ob = context.active_object
         row = self.layout.row()
         col = row.column(align=True)
-        for layer in reversed(siblings(ob)):  # front first, as in a painting program
+        for step in reversed(units(ob)):  # front first, as in a painting program
+            swap = step[0].vide.swap
+            if swap is not None:  # a sprite swap: its name and its drawings, the shown one ticked
+                col.label(text=f"{step[0].vide.draw_order:>3}  {swap.name}", icon='UV_SYNC_SELECT')
+                chosen = swap.vide.swap_choice
+                for layer in step:
+                    icon = 'CHECKMARK' if str(layer.vide.swap_index) == chosen else 'BLANK1'
+                    col.label(text=f"      {layer.name}" + ("  (active)" if layer == ob else ""), icon=icon)
+                continue
+            layer = step[0]
             col.label(text=f"{layer.vide.draw_order:>3}  {layer.name}", icon='LAYER_ACTIVE' if layer == ob else 'BLANK1')
         buttons = row.column(align=True)
         buttons.operator("vide.draw_order", text="", icon='TRIA_UP').direction = 'UP'
         buttons.operator("vide.draw_order", text="", icon='TRIA_DOWN').direction = 'DOWN'
         self.layout.prop(ob.vide, "draw_order")
+        if ob.vide.swap is not None:
+            self.layout.prop(ob.vide.swap.vide, "swap_choice", text=f"{ob.vide.swap.name} Shown")
+        else:
+            self.layout.operator("vide.make_swap", icon='UV_SYNC_SELECT')
 
 
 class VIDE_PT_rig(SidebarPanel, bpy.types.Panel):

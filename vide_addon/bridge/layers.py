@@ -3,9 +3,13 @@
 Each layer object gets a driver that moves it towards the viewer by `draw_order` times a small gap along
 its own facing direction (the plane's normal). Draw order is an ordinary integer property, so it can be
 keyframed like anything else, and the driver (a simple expression, no Python needed) follows the keys.
+A cutout is the collection Import Cutout made (marked with CUTOUT_KEY), with its groups as child collections.
 """
 
+import bpy
 import numpy as np
+
+CUTOUT_KEY = "vide_cutout"  # custom property on a cutout's top collection
 
 
 def facing(ob):
@@ -32,13 +36,39 @@ def drive_depth(ob, gap):
         driver.expression = f"order * {gap * normal[axis]:.9g}"
 
 
+def cutout_collection(ob):
+    """The cutout the layer belongs to: the marked collection holding it (groups are child collections), or
+    its own collection for cutouts made before groups were kept."""
+    if not ob.users_collection:
+        return None
+    parents = {child: parent for parent in bpy.data.collections for child in parent.children}
+    collection = ob.users_collection[0]
+    while collection is not None and not collection.get(CUTOUT_KEY):
+        collection = parents.get(collection)
+    return collection or ob.users_collection[0]
+
+
 def siblings(ob):
-    """The cutout layers that share the object's collection, in draw order (back to front)."""
-    collection = ob.users_collection[0] if ob.users_collection else None
+    """The layers of the object's cutout, in draw order (back to front)."""
+    collection = cutout_collection(ob)
     if collection is None:
         return [ob]
-    layers = [o for o in collection.objects if o.vide.is_layer]
-    return sorted(layers, key=lambda o: (o.vide.draw_order, o.name))
+    layers = [o for o in collection.all_objects if o.vide.is_layer]
+    swap = lambda o: o.vide.swap  # noqa: E731
+    return sorted(layers, key=lambda o: (o.vide.draw_order, swap(o).name if swap(o) else o.name,
+                                         o.vide.swap_index if swap(o) else 0))
+
+
+def units(ob):
+    """The object's cutout as the steps of its stack, back to front: one list per step, a single layer or
+    every drawing of one sprite swap (they share one place)."""
+    out = []
+    for layer in siblings(ob):
+        if layer.vide.swap is not None and out and out[-1][0].vide.swap == layer.vide.swap:
+            out[-1].append(layer)
+        else:
+            out.append([layer])
+    return out
 
 
 def key_if_animated(ob, frame):

@@ -2,8 +2,8 @@
 
 import bpy
 
-from . import add_image, bind, cutout, rig2d, vectorize
+from . import add_image, bind, cutout, rig2d, swap, vectorize
 
-classes = vectorize.classes + add_image.classes + cutout.classes + bind.classes + rig2d.classes
+classes = vectorize.classes + add_image.classes + cutout.classes + swap.classes + bind.classes + rig2d.classes
 
 register, unregister = bpy.utils.register_classes_factory(classes)
