@@ -1,7 +1,7 @@
 """Writing layered files as painting programs save them: OpenRaster (.ora, a zip of PNG layers and stack.xml, as
 Krita, GIMP and MyPaint write it) and Photoshop (.psd, through psd-tools). Used by the walk and the tests.
 
-A layer is a dict {name, pixels: float RGBA (h, w, 4) with row 0 at the bottom as Blender stores images,
+A layer is a dict {name, pixels: RGBA (h, w, 4) floats or bytes with row 0 at the bottom as Blender stores images,
 x, y: its top-left corner on the canvas (y down, as the formats count), hidden, opacity}; a group is
 {name, children: [...], hidden}. Lists are top first, as a painting program's layer list shows them.
 """
@@ -14,7 +14,9 @@ import numpy as np
 
 
 def _bytes(pixels):
-    """8-bit RGBA rows top first."""
+    """8-bit RGBA rows top first (pixels: floats in 0..1, or already 8-bit)."""
+    if pixels.dtype == np.uint8:
+        return np.ascontiguousarray(pixels[::-1])
     return (np.clip(pixels[::-1], 0, 1) * 255 + 0.5).astype(np.uint8)
 
 

@@ -116,6 +116,12 @@ class VIDE_PG_bone(bpy.types.PropertyGroup):
                     "re-weight as you change it")
 
 
+def _retag(settings, _context):
+    """Drivers read draw order and a swap's choice: tag the object so that they run again at once (setting a
+    property from Python alone leaves them as they were until the next frame change)."""
+    settings.id_data.update_tag()
+
+
 class VIDE_PG_object(bpy.types.PropertyGroup):
     """What a vectorized object remembers, so that vectorizing again starts from the image."""
 
@@ -135,7 +141,7 @@ class VIDE_PG_object(bpy.types.PropertyGroup):
     is_layer: BoolProperty(name="Cutout Layer", options={'HIDDEN'},
                            description="Imported by Import Cutout; its depth follows Draw Order")
     draw_order: IntProperty(
-        name="Draw Order", default=0,
+        name="Draw Order", default=0, update=_retag,
         description="Stacking of the cutout's layers: higher draws in front. Keyframe it to change the order "
                     "during an animation")
     swap: PointerProperty(
@@ -146,7 +152,7 @@ class VIDE_PG_object(bpy.types.PropertyGroup):
     is_swap: BoolProperty(name="Sprite Swap", options={'HIDDEN'},
                           description="Holds the choice of a sprite swap (made by Make Swap or Import Cutout)")
     swap_choice: EnumProperty(
-        name="Shown", items=lambda self, _context: swaps.choice_items(self.id_data), default=0,
+        name="Shown", items=lambda self, _context: swaps.choice_items(self.id_data), default=0, update=_retag,
         description="Which drawing of the swap is shown. Keyframe it (I over the field) to swap drawings "
                     "during an animation: it holds each key until the next")
 

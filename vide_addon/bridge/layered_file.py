@@ -112,21 +112,25 @@ def _read_psd(path, folder):
     except ImportError as err:  # the extension bundles it; a development checkout needs requirements.txt
         raise VideError(f"Reading .psd files needs psd-tools, which did not load: {err}") from None
     name = os.path.basename(path)
+    with open(path, "rb") as f:
+        header = f.read(26)
+    if len(header) < 26 or header[:4] != b"8BPS":
+        raise VideError(f"'{name}' is not a Photoshop file (or is cut short)")
+    mode = struct.unpack(">H", header[24:26])[0]
+    if mode not in (1, 3):  # checked before parsing: psd-tools reads other modes, VIDE does not import them
+        raise VideError(f"'{name}' is in {PSD_MODES.get(mode, f'colour mode {mode}')} mode: VIDE reads RGB and "
+                        "Grayscale files. Convert it to RGB in the painting program (Image > Mode > RGB Color) "
+                        "and save again")
     try:
         psd = PSDImage.open(path, max_alloc_bytes=PSD_ALLOC_LIMIT)
     except Exception as err:  # psd-tools raises many kinds on a damaged file
         raise VideError(f"'{name}' is not a Photoshop file that can be read (damaged or cut short?): "
                         f"{_short(err)}") from None
-    mode = int(psd.color_mode)
-    if mode not in (1, 3):
-        raise VideError(f"'{name}' is in {PSD_MODES.get(mode, f'colour mode {mode}')} mode: VIDE reads RGB and "
-                        "Grayscale files. Convert it to RGB in the painting program (Image > Mode > RGB Color) "
-                        "and save again")
     notes = {}
     root = Group(os.path.splitext(name)[0])
     counter = iter(range(1 << 30))
     try:
-        _psd_children(psd, root, folder, counter, notes, psd.depth)
+        _psd_children(psd, root, folder, counter, notes, mode == 1)
     except VideError:
         raise
     except Exception as err:
@@ -134,13 +138,13 @@ def _read_psd(path, folder):
     return Canvas(psd.width, psd.height, root), notes
 
 
-def _psd_children(parent, group, folder, counter, notes, depth):
+def _psd_children(parent, group, folder, counter, notes, grey):
     """Fills `group` from psd-tools' `parent` (whose list is bottom first), top first."""
     for layer in reversed(list(parent)):
         name = layer.name
         if layer.is_group():
             child = Group(name, visible=layer.visible)
-            _psd_children(layer, child, folder, counter, notes, depth)
+            _psd_children(layer, child, folder, counter, notes, grey)
             if layer.opacity < 255:
                 notes.setdefault("group opacity applied to each layer", []).append(name)
                 for inner in child.layers():
@@ -165,7 +169,7 @@ def _psd_children(parent, group, folder, counter, notes, depth):
             notes.setdefault("skipped (empty)", []).append(name)
             continue
         try:
-            image = _psd_pixels(layer, depth)
+            image = _psd_pixels(layer, grey)
         except ValueError as err:
             raise VideError(f"Layer '{name}' is too large to read ({layer.width} x {layer.height} px): "
                             f"{_short(err)}") from None
@@ -177,31 +181,26 @@ def _psd_children(parent, group, folder, counter, notes, depth):
         group.children.append(Layer(name, tuple(layer.bbox), png, layer.visible, layer.opacity / 255))
 
 
-def _psd_pixels(layer, depth):
-    """The layer as an 8-bit RGBA PIL image, reduced to at most MAX_LAYER_SIZE; None if it has no pixels."""
+def _psd_pixels(layer, grey):
+    """The layer as an 8-bit RGBA PIL image (psd-tools converts 16 and 32 bits), at most MAX_LAYER_SIZE on its
+    longest side; None if it has no pixels. A larger layer is read one channel at a time, each reduced at once,
+    so that a 10,000 px layer is never held whole (its ICC profile is then not applied)."""
     from PIL import Image
 
-    if depth == 8:
+    longest = max(layer.width, layer.height)
+    if longest <= MAX_LAYER_SIZE:
         image = layer.topil()
-        if image is None:
+        return None if image is None else image.convert("RGBA")
+    size = tuple(max(round(n * MAX_LAYER_SIZE / longest), 1) for n in (layer.width, layer.height))
+    planes = []
+    for channel in ((0, 0, 0) if grey else (0, 1, 2)) + (-1,):
+        plane = layer.topil(channel=channel)
+        if plane is None and channel >= 0:
             return None
-        image = image.convert("RGBA")
-    else:  # 16 or 32 bits per channel: psd-tools gives floats in 0..1, converted to 8 bits
-        import numpy as np
-
-        arr = layer.numpy()
-        if arr is None:
-            return None
-        if arr.shape[2] == 2:  # grey and alpha
-            arr = arr[..., [0, 0, 0, 1]]
-        elif arr.shape[2] == 3:
-            arr = np.concatenate([arr, np.ones_like(arr[..., :1])], axis=2)
-        if depth == 32:  # linear light: to sRGB, as the PNG is read
-            c = np.clip(arr[..., :3], 0, 1)
-            arr[..., :3] = np.where(c <= 0.0031308, 12.92 * c, 1.055 * c ** (1 / 2.4) - 0.055)
-        image = Image.fromarray((np.clip(arr, 0, 1) * 255 + 0.5).astype(np.uint8), "RGBA")
-    factor = -(-max(image.size) // MAX_LAYER_SIZE)
-    return image.reduce(factor) if factor > 1 else image
+        planes.append(plane.convert("L").resize(size, Image.Resampling.BOX) if plane is not None else None)
+    if planes[3] is None:  # no transparency channel: opaque
+        planes[3] = Image.new("L", planes[0].size, 255)
+    return Image.merge("RGBA", planes)
 
 
 def _short(err):

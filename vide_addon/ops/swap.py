@@ -3,7 +3,7 @@ time, chosen by a keyframeable property."""
 
 import bpy
 
-from ..bridge.layers import cutout_collection
+from ..bridge.layers import CUTOUT_KEY, cutout_collection
 from ..bridge.swaps import make_swap
 
 
@@ -33,9 +33,11 @@ class VIDE_OT_make_swap(bpy.types.Operator):
             selected.append(ob)
         if len(selected) > 1:
             drawings, name = selected, f"{ob.name} swap"
-        else:  # the active layer's group
+        elif not ob.users_collection[0].get(CUTOUT_KEY):  # the active layer's group
             group = ob.users_collection[0]
             drawings, name = [o for o in group.objects if o.vide.is_layer], group.name
+        else:
+            drawings = [ob]
         if len(drawings) < 2:
             self.report({'ERROR'}, "Select two or more layers, or make a layer of a group of layers active")
             return {'CANCELLED'}
