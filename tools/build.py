@@ -1,4 +1,5 @@
-"""Fetch the bundled scipy wheels, then validate and build one extension zip per platform.
+"""Fetch the bundled wheels (scipy; psd-tools, Pillow and attrs for .psd files), then validate and build one
+extension zip per platform.
 
 Uses Blender's own extension tool (blender_ext.py, shipped in the bpy wheel). Wheels go to the git-ignored
 `wheels/` folder, zips to `dist/`. Run with the Python of a venv that has bpy:
@@ -15,14 +16,7 @@ from importlib.util import find_spec
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-# Wheel platform tag -> the tag pip download asks for.
-PIP_PLATFORMS = {
-    "win_amd64": "win_amd64",
-    "manylinux_2_17_x86_64.manylinux2014_x86_64": "manylinux_2_17_x86_64",
-    "macosx_12_0_arm64": "macosx_12_0_arm64",
-    "macosx_10_13_x86_64": "macosx_10_13_x86_64",
-}
-WHEEL_NAME = re.compile(r"(?P<name>[^-]+)-(?P<version>[^-]+)-cp(?P<py>\d+)-cp\d+-(?P<platform>.+)\.whl$")
+WHEEL_NAME = re.compile(r"(?P<name>[^-]+)-(?P<version>[^-]+)-(?P<py>[^-]+)-(?P<abi>[^-]+)-(?P<platform>[^-]+)\.whl$")
 
 
 def manifest_wheels():
@@ -37,10 +31,13 @@ def fetch_wheels():
         if path.exists():
             continue
         m = WHEEL_NAME.match(path.name)
-        py = f"{m['py'][0]}.{m['py'][1:]}"
+        target = []
+        if m["py"].startswith("cp"):  # cp311 -> 3.11; a pure wheel (py3-none-any) fits every Python
+            target += ["--python-version", f"{m['py'][2]}.{m['py'][3:]}"]
+        if m["platform"] != "any":  # the newest of the wheel's platform tags: pip accepts the older ones too
+            target += ["--platform", m["platform"].split(".")[-1]]
         subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:",
-                        f"{m['name']}=={m['version']}", "--python-version", py,
-                        "--platform", PIP_PLATFORMS[m["platform"]], "--dest", str(path.parent)], check=True)
+                        f"{m['name']}=={m['version']}", *target, "--dest", str(path.parent)], check=True)
         if not path.exists():
             sys.exit(f"pip did not produce {path.name}")
 

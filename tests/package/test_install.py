@@ -25,15 +25,25 @@ def zips(tmp_path_factory):
     return build.build(tmp_path_factory.mktemp("dist"))
 
 
-def test_manifest_ships_scipy_for_four_platforms_and_two_pythons_and_no_numpy():
+PLATFORMS = ("win", "linux", "macosx_arm64", "macosx_x86_64")
+
+
+def platform_of(wheel):
+    tag = wheel.rsplit("-", 1)[1]
+    return next(p for p in PLATFORMS if all(part in tag for part in p.split("_", 1)))
+
+
+def test_manifest_ships_scipy_psd_tools_and_pillow_for_four_platforms_and_two_pythons_and_no_numpy():
     with open(ROOT / "blender_manifest.toml", "rb") as f:
         manifest = tomllib.load(f)
     wheels = [Path(w).name for w in manifest["wheels"]]
-    assert not any(w.startswith("numpy") for w in wheels)
-    tags = {(re.search(r"-cp(\d+)-", w)[1], w.rsplit("-", 1)[1]) for w in wheels}
-    platforms = {"win_amd64.whl", "manylinux_2_17_x86_64.manylinux2014_x86_64.whl", "macosx_12_0_arm64.whl",
-                 "macosx_10_13_x86_64.whl"}
-    assert tags == {(py, p) for py in ("311", "313") for p in platforms}
+    assert not any(w.startswith("numpy") for w in wheels), "Blender ships numpy"
+    compiled = [w for w in wheels if not w.endswith("-none-any.whl")]
+    tags = {(w.split("-")[0], re.search(r"-cp(\d+)-", w)[1], platform_of(w)) for w in compiled}
+    assert tags == {(name, py, p) for name in ("scipy", "psd_tools", "pillow") for py in ("311", "313")
+                    for p in PLATFORMS}
+    assert len(compiled) == len(tags)
+    assert sorted(set(wheels) - set(compiled)) == ["attrs-26.1.0-py3-none-any.whl"]
     assert manifest["platforms"] == ["windows-x64", "linux-x64", "macos-arm64", "macos-x64"]
     assert manifest["license"] == ["SPDX:GPL-3.0-or-later"] and manifest["blender_version_min"] == "4.2.0"
 
@@ -44,11 +54,15 @@ def test_one_zip_per_platform_without_development_files(zips):
     names = zipfile.ZipFile(zips[0]).namelist()
     assert "blender_manifest.toml" in names and "vide_addon/core/contour.py" in names
     assert not [n for n in names if n.split("/")[0] in {"tests", "sample_scenes", "tools", "bench", ".ci"}]
-    assert [n for n in names if n.endswith(".whl")] == [
-        f"wheels/scipy-1.15.3-cp{py}-cp{py}-manylinux_2_17_x86_64.manylinux2014_x86_64.whl" for py in ("311", "313")]
+    assert sorted(n for n in names if n.endswith(".whl")) == sorted(
+        ["wheels/attrs-26.1.0-py3-none-any.whl"]
+        + [f"wheels/scipy-1.15.3-cp{py}-cp{py}-manylinux_2_17_x86_64.manylinux2014_x86_64.whl" for py in ("311", "313")]
+        + [f"wheels/pillow-13.0.0-cp{py}-cp{py}-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl" for py in ("311", "313")]
+        + ["wheels/psd_tools-1.26.0-cp311-cp311-manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl",
+           "wheels/psd_tools-1.26.0-cp313-abi3-manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl"])
 
 
-def test_installed_zip_enables_and_vectorizes_in_a_clean_blender(zips, tmp_path):
+def test_installed_zip_enables_vectorizes_and_reads_a_psd_with_its_bundled_wheels_in_a_clean_blender(zips, tmp_path):
     linux = next(z for z in zips if "linux_x64" in z.name)
     env = dict(os.environ, BLENDER_USER_RESOURCES=str(tmp_path / "user"))
     run = subprocess.run([sys.executable, str(Path(__file__).with_name("install_and_run.py")), str(linux)],
@@ -58,6 +72,8 @@ def test_installed_zip_enables_and_vectorizes_in_a_clean_blender(zips, tmp_path)
     report = json.loads(line[len("REPORT "):])
     assert report["install"] == ["FINISHED"]
     assert report["addons"] == ["bl_ext.user_default.vide"]
-    assert "extensions/.local/lib/python3.11/site-packages/scipy" in report["scipy"], "scipy from the bundled wheel"
+    for name, path in report["modules"].items():
+        assert f"extensions/.local/lib/python3.11/site-packages/{name}" in path, f"{name} from the bundled wheel"
     assert report["vectorize"] == ["FINISHED"] and report["vertices"] > 4 and report["panel"]
+    assert report["psd"] == ["FINISHED"] and report["psd_layers"] == ["top", "under"], "a .psd imports"
     assert report["after_disable"] is False, "disabling unregisters everything"
