@@ -12,7 +12,7 @@ Writes into out/ (or the folder given with --out):
   rig.png         rest, posed and weights side by side on white (the README's picture)
   character.blend the scene, rigged and posed
 Then the character as a layered cutout, rigged with 2D IK and walking (walk.py):
-  layers/         the layers as PNG files, as a painting program exports them
+  layers/         the character as a layered file, character.psd and character.ora, as painting programs save it
   frames/         the walk cycle, one PNG per frame
   walk_sheet.png  the frames as a sprite sheet, and walk_sheet.json their rectangles
   walk.mp4        a preview of the cycle

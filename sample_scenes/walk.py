@@ -1,8 +1,8 @@
 """The sample character as a layered cutout, rigged and walking, built with VIDE's own operators; and its
 outputs: PNG frames, a sprite sheet (PNG + JSON of frame rectangles), an MP4 preview and a glTF binary.
 
-Build: the layers of `character.py` are written as PNGs and brought in with Import Cutout (vectorized,
-stacked in draw order); the skeleton of `rig.py` is locked to the picture's plane, each layer is bound rigidly
+Build: the layers of `character.py` are saved as a layered Photoshop file (and as OpenRaster), the way a painting
+program saves them, and the .psd is brought in with Import Cutout (vectorized, stacked in the file's order); the skeleton of `rig.py` is locked to the picture's plane, each layer is bound rigidly
 to its bone (a classic cutout: the capsule ends overlap at the joints), both legs get 2D IK, and a walk cycle
 is keyed on the IK targets and the arm.
 """
@@ -13,6 +13,7 @@ from pathlib import Path
 import bpy
 import numpy as np
 from character import DRAW_ORDER, layer
+from layered import write_ora, write_psd
 from mathutils import Matrix
 from rig import build_armature, canvas_to_world
 from stage import front_camera, load_png, save_png, select
@@ -27,13 +28,14 @@ ARM_SWING = 25.0  # degrees
 
 
 def build_walk(folder, size=512):
-    """Writes the layers into `folder`, builds the rigged, animated character; returns (armature, layers)."""
+    """Writes the layered files into `folder`, builds the rigged, animated character from the .psd; returns
+    (armature, layers)."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    for i, name in enumerate(DRAW_ORDER):
-        save_png(folder / f"{i}_{name}.png", layer(name, size))
-    bpy.ops.vide.import_cutout(directory=str(folder) + "/", files=[])
-    layers = {ob.name.split("_", 1)[1]: ob for ob in bpy.data.objects if ob.vide.is_layer}
+    stack = [{"name": name, "pixels": layer(name, size)} for name in reversed(DRAW_ORDER)]  # top first
+    write_ora(folder / "character.ora", (size, size), stack)
+    bpy.ops.vide.import_cutout(filepath=str(write_psd(folder / "character.psd", (size, size), stack)))
+    layers = {ob.name: ob for ob in bpy.data.objects if ob.vide.is_layer}
     arm = build_armature(layers["torso"], name="Walker")
     select([arm], arm)
     bpy.ops.vide.lock_2d()

@@ -148,3 +148,11 @@ def test_moving_the_front_layer_forward_says_it_is_already_in_front(scene, tmp_p
     select_only(blue)
     assert bpy.ops.vide.draw_order(direction='UP') == {'CANCELLED'}
     assert blue.vide.draw_order == 1
+
+
+def test_png_layers_stack_in_natural_name_order(scene, tmp_path):
+    """layer2 comes before layer10 (digits compare as numbers), as painting programs number their exports."""
+    names = ["layer10.png", "layer1.png", "layer2.png", "Layer11.png"]
+    folder = write_layers(tmp_path / "numbered", {n: (rect(10, 40, 10, 30), (1.0, 0.0, 0.0)) for n in names})
+    layers = import_cutout(folder, vectorize=False)
+    assert [ob.name for ob in layers] == ["layer1", "layer2", "layer10", "Layer11"]

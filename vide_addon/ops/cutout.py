@@ -53,7 +53,7 @@ class VIDE_OT_import_cutout(ImportImages, bpy.types.Operator):
         try:
             with tempfile.TemporaryDirectory(prefix="vide-cutout-") as folder:
                 canvas, packed = self._read(directory, chosen, folder)
-                layers, warnings = self._import(context, canvas, packed)
+                layers, collection, warnings = self._import(context, canvas, packed)
         except (VideError, ValueError, RuntimeError) as err:
             remove_added(before)
             self.report({'ERROR'}, str(err).removeprefix("Error: ").strip())
@@ -62,7 +62,7 @@ class VIDE_OT_import_cutout(ImportImages, bpy.types.Operator):
                                    if canvas.notes else []):
             self.report({'WARNING'}, warning)
         self.report({'INFO'}, f"Imported {len(layers)} layers of a {canvas.width} x {canvas.height} px canvas "
-                              f"into '{layers[0].users_collection[0].name}'")
+                              f"into '{collection.name}'")
         return {'FINISHED'}
 
     def _read(self, directory, chosen, folder):
@@ -83,7 +83,7 @@ class VIDE_OT_import_cutout(ImportImages, bpy.types.Operator):
 
     def _import(self, context, canvas, packed):
         """Image planes for the canvas's layers in a new collection (groups as child collections), placed,
-        stacked, swaps made, optionally vectorized. Returns (layers top first, warnings)."""
+        stacked, swaps made, optionally vectorized. Returns (layers top first, the collection, warnings)."""
         root = bpy.data.collections.new(canvas.root.name)
         root[CUTOUT_KEY] = True
         context.scene.collection.children.link(root)
@@ -107,12 +107,12 @@ class VIDE_OT_import_cutout(ImportImages, bpy.types.Operator):
         k = self.height / canvas.height
         for (layer, collection, hidden, _swap), ob in zip(entries, planes):
             place(ob, layer.box, canvas, k)
-            if max(find_image(ob).size) > MAX_LAYER_SIZE:
+            if packed:  # read from a layered file: kept in the .blend, large layers (ORA) reduced first
                 image = find_image(ob)
                 f = MAX_LAYER_SIZE / max(image.size)
-                image.scale(max(round(image.size[0] * f), 1), max(round(image.size[1] * f), 1))
-            if packed:
-                find_image(ob).pack()
+                if f < 1:
+                    image.scale(max(round(image.size[0] * f), 1), max(round(image.size[1] * f), 1))
+                image.pack()
             rename(ob, layer.name)
             if collection != root:
                 collection.objects.link(ob)
@@ -145,7 +145,7 @@ class VIDE_OT_import_cutout(ImportImages, bpy.types.Operator):
         for ob in context.view_layer.objects:
             ob.select_set(ob in planes and ob.visible_get())
         context.view_layer.objects.active = planes[0]
-        return planes, warnings
+        return planes, root, warnings
 
     def _planes(self, context, collection, layers):
         """One image plane per layer (Blender's Images as Planes), in `collection`, in the layers' order."""
