@@ -29,8 +29,10 @@ HERO = [
         {"name": "hand", "pixels": fill(8, 8, (0, 0, 1)), "x": 50, "y": 30, "hidden": True},
         {"name": "sleeve", "pixels": fill(16, 12, (0, 0, 1)), "x": 40, "y": 20, "opacity": 0.5}]},
     {"name": "back", "pixels": fill(40, 30, (1, 0, 0)), "x": 10, "y": 10},
+    {"name": "spare", "hidden": True, "children": [{"name": "leg", "pixels": fill(6, 8, (1, 1, 0)), "x": 20, "y": 38}]},
 ]
-BOXES = {"front": (30, 5, 50, 15), "hand": (50, 30, 58, 38), "sleeve": (40, 20, 56, 32), "back": (10, 10, 50, 40)}
+BOXES = {"front": (30, 5, 50, 15), "hand": (50, 30, 58, 38), "sleeve": (40, 20, 56, 32), "back": (10, 10, 50, 40),
+         "leg": (20, 38, 26, 46)}
 OVERLAP = (40, 12)  # a canvas pixel (x, y down) that front and back both cover
 WRITERS = {"psd": write_psd, "ora": write_ora}
 
@@ -60,9 +62,9 @@ def world_xz(ob):
 def test_each_layer_lands_named_at_its_canvas_place_in_the_files_order_with_groups_hidden_and_opacity(
         scene, tmp_path, kind):
     layers = import_file(write(tmp_path, kind, HERO))
-    assert sorted(layers) == ["back", "front", "hand", "sleeve"]
+    assert sorted(layers) == ["back", "front", "hand", "leg", "sleeve"]
     order = sorted(layers, key=lambda n: -layers[n].vide.draw_order)
-    assert order == ["front", "hand", "sleeve", "back"], "the file's top layer is in front"
+    assert order == ["front", "hand", "sleeve", "back", "leg"], "the file's top layer is in front"
     bpy.context.view_layer.update()
     k = 1.0 / H
     for name, (left, top, right, bottom) in BOXES.items():
@@ -72,11 +74,12 @@ def test_each_layer_lands_named_at_its_canvas_place_in_the_files_order_with_grou
         assert np.all(np.abs(xz.min(axis=0) - want_min) <= 1.01 * k), (name, xz.min(axis=0), want_min)
         assert np.all(np.abs(xz.max(axis=0) - want_max) <= 1.01 * k), (name, xz.max(axis=0), want_max)
     root = layers["front"].users_collection[0]
-    assert root.name == "hero" and [c.name for c in root.children] == ["arm"]
+    assert root.name == "hero" and [c.name for c in root.children] == ["arm", "spare"], "groups in order"
     assert {ob.name for ob in root.children["arm"].objects} == {"hand", "sleeve"}
     assert layers["back"].users_collection[0] == root
-    hand = layers["hand"]
-    assert hand.hide_render and not hand.visible_get(), "hidden in the file: hidden in viewport and render"
+    for hidden in ("hand", "leg"):  # leg: its group is hidden
+        ob = layers[hidden]
+        assert ob.hide_render and not ob.visible_get(), f"{hidden} hidden in the file: hidden in viewport and render"
     assert all(not layers[n].hide_render and layers[n].visible_get() for n in ("front", "sleeve", "back"))
     opacity = layers["sleeve"].active_material.node_tree.nodes["Layer Opacity"]
     assert opacity.inputs[1].default_value == pytest.approx(0.5, abs=1 / 255)

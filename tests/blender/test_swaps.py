@@ -95,3 +95,21 @@ def test_make_swap_needs_two_layers_not_yet_in_a_swap(scene, tmp_path):
     select_only(c, b)
     with pytest.raises(RuntimeError, match="Already in a swap: b"):
         bpy.ops.vide.make_swap()
+
+
+def test_the_layers_panel_lists_each_swap_with_its_drawings_and_ticks_the_shown_one(scene, tmp_path, vide):
+    """The panel's draw code run on a recording layout: the swap is one row, its drawings under it, the shown
+    one ticked, and the choice offered as a field (that can be keyed)."""
+    from unittest import mock
+
+    assert bpy.ops.vide.import_cutout(filepath=str(write_ora(tmp_path / "face.ora", (W, H), FACE)),
+                                      vectorize=False) == {'FINISHED'}
+    select_only(bpy.data.objects["closed"])
+    panel = mock.MagicMock()
+    bpy.types.VIDE_PT_layers.draw(panel, bpy.context)
+    column = panel.layout.row.return_value.column.return_value
+    labels = [(c.kwargs["text"].strip(), c.kwargs["icon"]) for c in column.label.call_args_list]
+    assert labels == [("1  mouth", 'UV_SYNC_SELECT'), ("open", 'CHECKMARK'), ("closed  (active)", 'BLANK1'),
+                      ("0  face", 'BLANK1')]
+    fields = [c.args for c in panel.layout.prop.call_args_list]
+    assert (bpy.data.objects["mouth"].vide, "swap_choice") in fields
