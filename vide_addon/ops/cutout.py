@@ -155,7 +155,9 @@ class VIDE_OT_import_cutout(ImportImages, bpy.types.Operator):
         try:
             before = set(bpy.data.objects)
             # Full paths as names: Images as Planes would first look for a bare name in the working folder.
-            bpy.ops.image.import_as_mesh_planes(files=[{"name": layer.png} for layer in layers], directory="/",
+            # Back layer first: objects made in stacking order draw anti-aliased edges as they always did.
+            bpy.ops.image.import_as_mesh_planes(files=[{"name": layer.png} for layer in reversed(layers)],
+                                                directory="/",
                                                 align_axis=self.align_axis, offset=False, size_mode='ABSOLUTE',
                                                 height=1.0)
         finally:
