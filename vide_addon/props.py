@@ -122,6 +122,15 @@ def _retag(settings, _context):
     settings.id_data.update_tag()
 
 
+def _draw_order_changed(settings, context):
+    """The drawings of a swap share one place: a new draw order for one is the draw order of all."""
+    if settings.swap is not None:
+        for other in swaps.members(settings.swap):
+            if other.vide.draw_order != settings.draw_order:
+                other.vide.draw_order = settings.draw_order
+    _retag(settings, context)
+
+
 class VIDE_PG_object(bpy.types.PropertyGroup):
     """What a vectorized object remembers, so that vectorizing again starts from the image."""
 
@@ -141,7 +150,7 @@ class VIDE_PG_object(bpy.types.PropertyGroup):
     is_layer: BoolProperty(name="Cutout Layer", options={'HIDDEN'},
                            description="Imported by Import Cutout; its depth follows Draw Order")
     draw_order: IntProperty(
-        name="Draw Order", default=0, update=_retag,
+        name="Draw Order", default=0, update=_draw_order_changed,
         description="Stacking of the cutout's layers: higher draws in front. Keyframe it to change the order "
                     "during an animation")
     swap: PointerProperty(

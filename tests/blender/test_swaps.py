@@ -83,6 +83,8 @@ def test_make_swap_joins_the_selected_layers_in_one_place_that_moves_as_one_step
     select_only(c)
     assert bpy.ops.vide.draw_order(direction='UP') == {'FINISHED'}
     assert [ob.vide.draw_order for ob in (a, b, c, d)] == [0, 2, 2, 3]
+    b.vide.draw_order = 5  # the Draw Order field of one drawing places the whole swap
+    assert [ob.vide.draw_order for ob in (a, b, c, d)] == [0, 5, 5, 3]
 
 
 def test_make_swap_needs_two_layers_not_yet_in_a_swap(scene, tmp_path):

@@ -54,9 +54,13 @@ def siblings(ob):
     if collection is None:
         return [ob]
     layers = [o for o in collection.all_objects if o.vide.is_layer]
-    swap = lambda o: o.vide.swap  # noqa: E731
-    return sorted(layers, key=lambda o: (o.vide.draw_order, swap(o).name if swap(o) else o.name,
-                                         o.vide.swap_index if swap(o) else 0))
+    return sorted(layers, key=_stack_key)
+
+
+def _stack_key(ob):
+    """Draw order, then the drawings of one swap next to each other."""
+    swap = ob.vide.swap
+    return (ob.vide.draw_order, swap.name if swap else ob.name, ob.vide.swap_index if swap else 0)
 
 
 def units(ob):
