@@ -7,6 +7,7 @@ wheel, with Pillow); ORA is a zip of PNG layers and a `stack.xml`, read with zip
 adjustment layers, masks) is listed in `Canvas.notes`.
 """
 
+import itertools
 import os
 import re
 import struct
@@ -22,7 +23,7 @@ MAX_LAYER_SIZE = 4096
 # psd-tools refuses to decode a layer that would need more than this (a 10,000 x 10,000 RGBA layer at
 # 8 bits needs 400 MB, at 16 bits 800 MB).
 PSD_ALLOC_LIMIT = 1 << 30
-LAYERED_EXTENSIONS = (".psd", ".ora")
+LAYERED_EXTENSIONS = (".psd", ".psb", ".ora")
 
 
 @dataclass
@@ -72,16 +73,15 @@ def read_layered(path, folder):
     if not os.path.isfile(path):
         raise VideError(f"'{path}' is not a file")
     ext = os.path.splitext(path)[1].lower()
-    reader = {".psd": _read_psd, ".ora": _read_ora}.get(ext)
+    reader = {".psd": _read_psd, ".psb": _read_psd, ".ora": _read_ora}.get(ext)  # .psb: Photoshop's large format
     if reader is None:
-        raise VideError(f"'{os.path.basename(path)}' is not a .psd or .ora file")
+        raise VideError(f"'{os.path.basename(path)}' is not a .psd, .psb or .ora file")
     canvas, notes = reader(path, folder)
-    layers = list(canvas.root.layers())
-    outside = [layer.name for layer in layers if not _overlaps(layer.box, canvas.width, canvas.height)]
+    outside = [layer for layer in canvas.root.layers() if not _overlaps(layer.box, canvas.width, canvas.height)]
     if outside:
-        notes.setdefault("skipped, entirely outside the canvas", []).extend(outside)
-        _drop(canvas.root, set(map(id, (layer for layer in layers if layer.name in outside))))
-    if not any(True for _ in canvas.root.layers()):
+        notes.setdefault("skipped, entirely outside the canvas", []).extend(layer.name for layer in outside)
+        _drop(canvas.root, set(map(id, outside)))
+    if next(canvas.root.layers(), None) is None:
         raise VideError(f"'{os.path.basename(path)}' has no pixel layer to import"
                         + "".join(f"; {what}: {', '.join(names)}" for what, names in notes.items()))
     canvas.notes = [f"{what}: {', '.join(names)}" for what, names in notes.items()]
@@ -102,6 +102,8 @@ def _drop(group, ids):
 
 # ---------------------------------------------------------------- Photoshop
 
+# psd-tools' layer kinds that the file also stores as pixels.
+AS_PIXELS = {"type": "text", "shape": "shape", "smartobject": "smart object"}
 PSD_MODES = {0: "Bitmap", 1: "Grayscale", 2: "Indexed", 3: "RGB", 4: "CMYK", 7: "Multichannel", 8: "Duotone",
              9: "Lab"}
 
@@ -128,9 +130,8 @@ def _read_psd(path, folder):
                         f"{_short(err)}") from None
     notes = {}
     root = Group(os.path.splitext(name)[0])
-    counter = iter(range(1 << 30))
     try:
-        _psd_children(psd, root, folder, counter, notes, mode == 1)
+        _psd_children(psd, root, folder, itertools.count(), notes, mode == 1)
     except VideError:
         raise
     except Exception as err:
@@ -153,8 +154,8 @@ def _psd_children(parent, group, folder, counter, notes, grey):
                 group.children.append(child)
             continue
         kind = layer.kind
-        if kind in ("type", "shape", "smartobject"):
-            notes.setdefault(f"imported as pixels ({ {'type': 'text', 'shape': 'shape', 'smartobject': 'smart object'}[kind]})", []).append(name)
+        if kind in AS_PIXELS:
+            notes.setdefault(f"imported as pixels ({AS_PIXELS[kind]})", []).append(name)
         elif kind != "pixel":
             notes.setdefault("skipped (adjustment or fill layers hold no pixels)", []).append(name)
             continue
@@ -223,7 +224,7 @@ def _read_ora(path, folder):
                 raise VideError(f"'{name}' has no layer stack")
             notes = {}
             root = Group(os.path.splitext(name)[0])
-            _ora_children(z, top, root, folder, iter(range(1 << 30)), notes)
+            _ora_children(z, top, root, folder, itertools.count(), notes)
     except VideError:
         raise
     except KeyError as err:

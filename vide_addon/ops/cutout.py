@@ -31,7 +31,7 @@ class VIDE_OT_import_cutout(ImportImages, bpy.types.Operator):
     bl_label = "Import Cutout"
     bl_options = {'REGISTER', 'UNDO'}
 
-    filter_glob: StringProperty(default="*.psd;*.ora;*.png", options={'HIDDEN'})
+    filter_glob: StringProperty(default="*.psd;*.psb;*.ora;*.png", options={'HIDDEN'})
     align_axis: EnumProperty(name="Align", default='-Y', items=ALIGN_ITEMS,
                              description="Which way the layers face")
     height: FloatProperty(name="Height", default=1.0, min=1e-4, soft_max=100.0, subtype='DISTANCE', unit='LENGTH',
@@ -70,7 +70,7 @@ class VIDE_OT_import_cutout(ImportImages, bpy.types.Operator):
         layered = [n for n in chosen if n.lower().endswith(LAYERED_EXTENSIONS)]
         if layered:
             if len(chosen) > 1:
-                raise VideError("Choose one .psd or .ora file, or PNG layers, not both or several files")
+                raise VideError("Choose one .psd, .psb or .ora file, or PNG layers, not both or several files")
             return read_layered(os.path.join(directory, layered[0]), folder), True
         names = layer_files(directory, chosen)
         if self.first_on_top:
