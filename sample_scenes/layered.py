@@ -54,9 +54,10 @@ def write_ora(path, size, layers):
     return path
 
 
-def write_psd(path, size, layers, mode="RGBA", depth=8, composite=True):
-    """A Photoshop file of canvas `size` (w, h) holding `layers`. `composite=False` leaves the merged image
-    blank instead of rendering it (as fast for a 10,000 px canvas as for a small one)."""
+def write_psd(path, size, layers, mode="RGBA", depth=8):
+    """A Photoshop file of canvas `size` (w, h) holding `layers`. Its merged image is left blank, not rendered:
+    readers of layers do not use it, a 10,000 px canvas writes as fast as a small one, and psd-tools' renderer
+    makes the bpy 4.5 module hang at exit after a glTF export (a thread of bpy's own left waiting)."""
     from PIL import Image
     from psd_tools import PSDImage
     from psd_tools.api.layers import Group, PixelLayer
@@ -77,9 +78,6 @@ def write_psd(path, size, layers, mode="RGBA", depth=8, composite=True):
             layer.opacity = round(255 * entry.get("opacity", 1.0))
 
     fill(psd, layers)
-    if composite:
-        psd.save(path)
-    else:
-        with open(path, "wb") as f:
-            psd._record.write(f)  # the document as built, without rendering the merged preview
+    with open(path, "wb") as f:
+        psd._record.write(f)  # the document as built: PSDImage.save would render the merged image first
     return path

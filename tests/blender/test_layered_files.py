@@ -131,7 +131,7 @@ def test_a_10000_px_canvas_imports_with_bounded_memory(scene, tmp_path):
     big[100:-100, 100:-100] = (255, 0, 0, 255)
     path = write_psd(tmp_path / "big.psd", (10000, 10000), [
         {"name": "small", "pixels": fill(60, 50, (0, 1, 0)), "x": 9000, "y": 9000},
-        {"name": "whole", "pixels": big, "x": 2500, "y": 2500}], composite=False)
+        {"name": "whole", "pixels": big, "x": 2500, "y": 2500}])
     del big
     with open("/proc/self/clear_refs", "w") as f:  # resets the peak (VmHWM) to what the process holds now
         f.write("5")
