@@ -26,6 +26,7 @@ from .geodesic import Domain, one_per_cell, pairs_within
 LINK_RADIUS = 2.3  # in lattice spacings: links in 16 directions, graph distances within 3% of straight ones
 K_NEIGHBOURS = 8  # samples each mesh vertex looks at
 GAMMA = 1.0  # a cell may reach at most this fraction of the way to the nearest other real handle
+TIE = 1e-6  # refinement: cells as crowded, or samples as far, to within this are tied (mesh vertices are float32)
 TOUCH = 2.0  # in lattice spacings: real handles closer than this touch (the lattice cannot tell them apart)
 MAX_VIRTUAL = 500
 
@@ -283,8 +284,14 @@ class HandleSet:
         off = np.zeros(len(idx)) if offsets is None else np.asarray(offsets, float)
         k = len(self.handles)
         self._grow(k + 1)
-        limit = self._reach_needed(idx, off) + 1.01 * LINK_RADIUS * self.samples.spacing
+        link = 1.01 * LINK_RADIUS * self.samples.spacing
+        limit = self._reach_needed(idx, off) + link
         col = self.samples.distance(idx, off, limit)
+        if col[col <= _tie(self.nearest)].max(initial=0.0) >= limit - link:
+            # Its cell reaches the limit and may go on past it; the refinement reads the cell's true reach to
+            # place virtual handles (cut short, it would depend on which handles went in first, and mirrored
+            # handles would get different virtual handles): measure this one in full.
+            col = self.samples.distance(idx, off)
         region = np.flatnonzero(np.isfinite(col))
         joins = region[col[region] <= _tie(self.nearest[region])]  # the samples the new cell takes or shares
         was = np.isfinite(self.nearest[joins])[:, None] & (self._d[joins, :k] <= _tie(self.nearest[joins])[:, None])
@@ -433,16 +440,18 @@ class HandleSet:
                                 "virtual handles did not separate them): move them apart, shrink bones further "
                                 "from their joints, or use the Gaussian.")
             ratio = reach / nearest
-            ties = crowded[ratio[crowded] >= ratio[crowded].max() * (1 - 1e-9)]
+            ties = crowded[ratio[crowded] >= ratio[crowded].max() * (1 - TIE)]
             new = []
             for cell in ties:  # tied cells are refined together, so symmetric input stays symmetric
                 own = self._cell(cell)
                 d = self._d[own, cell]
                 # Equally far samples of one cell: mirror images are far apart and all go in; neighbours on
                 # the lattice would crowd each other, so only one of a close group does.
-                for q in own[d >= d.max() * (1 - 1e-9)]:
-                    if all(np.hypot(*(points[q] - points[p])) > 0.5 * reach[cell] for p in new):
-                        new.append(q)
+                picked = []
+                for q in own[d >= d.max() * (1 - TIE)]:
+                    if all(np.hypot(*(points[q] - points[p])) > 0.5 * reach[cell] for p in picked):
+                        picked.append(q)
+                new += picked
             for q in dict.fromkeys(new):
                 self._add([q], None, real=False)
 

@@ -25,12 +25,22 @@ def falloff_weights(dist, smoothness, max_influences=4, prune=0.01):
 
 
 def strongest(w, max_influences=4, prune=0.01):
-    """In place: keeps each row's `max_influences` largest weights, normalizes, drops those below `prune`
-    and normalizes again (the strongest always stays). Returns `w`."""
+    """In place: keeps each row's `max_influences` largest weights less the next largest, normalizes, drops
+    those below `prune` and normalizes again (the strongest always stays). Returns `w`.
+
+    Taking the next largest off (rather than only cutting there) keeps the weights continuous where the
+    strongest few change, and treats equal weights alike: two bones tied for the last place both drop,
+    so a mirrored rig keeps mirrored weights."""
     bones = w.shape[1]
     if bones > max_influences:
-        weakest = np.argpartition(w, bones - max_influences, axis=1)[:, :bones - max_influences]
-        np.put_along_axis(w, weakest, 0.0, axis=1)
+        top = w.argmax(axis=1)
+        order = np.argpartition(w, bones - max_influences - 1, axis=1)
+        next_largest = np.take_along_axis(w, order[:, bones - max_influences - 1:bones - max_influences], axis=1)
+        np.put_along_axis(w, order[:, :bones - max_influences], 0.0, axis=1)
+        w -= next_largest
+        np.maximum(w, 0.0, out=w)
+        tied = np.flatnonzero((w.sum(axis=1) == 0) & (next_largest[:, 0] > 0))  # more than that many tied first
+        w[tied, top[tied]] = 1.0
     _normalize(w)
     w[w < prune] = 0.0
     _normalize(w)
