@@ -27,6 +27,7 @@ LINK_RADIUS = 2.3  # in lattice spacings: links in 16 directions, graph distance
 K_NEIGHBOURS = 8  # samples each mesh vertex looks at
 GAMMA = 1.0  # a cell may reach at most this fraction of the way to the nearest other real handle
 MAX_VIRTUAL = 500
+SPREAD = 0.5  # default λ in r_d = r_v + λ (r_h - r_v), midway between the cell and the nearest other handle
 
 
 def bezier_falloff(x):
@@ -161,7 +162,7 @@ class Weights:
     radii: np.ndarray = None  # r_d of every handle, real then virtual (Gaussian: the widths c)
 
 
-def meshfree_weights(samples, handles, spread=0.5, gaussian=False):
+def meshfree_weights(samples, handles, spread=SPREAD, gaussian=False):
     """C² weights for handles given as lists of sample indices (a point, or the samples along a bone).
 
     `spread` is λ in r_d = r_v + λ (r_h - r_v): small gives near-Voronoi transitions, 1 the widest overlap.
@@ -197,7 +198,7 @@ class HandleSet:
     everything at once.
     """
 
-    def __init__(self, samples, handles, spread=0.5):
+    def __init__(self, samples, handles, spread=SPREAD):
         n = len(samples.points)
         self.samples, self.spread = samples, spread
         self.handles, self.offsets, self.real, self.region = [], [], [], []
