@@ -1,5 +1,5 @@
 """Meshfree C² weights (Xian, Jin and Wang, "Meshfree C²-Weighting for Shape Deformation", 2015), as
-rebuilt in ../shared/spec/meshfree_c2.md.
+rebuilt in docs/meshfree_c2.md.
 
 Samples fill the shape (a square lattice at `spacing`, centred on it) and a graph of links between near
 samples that never leave the shape gives intrinsic distances by Dijkstra. Mesh vertices are not in the graph
