@@ -68,6 +68,7 @@ def bind(ob, arm, settings):
     else:
         dist, outside = bone_distances(Domain.from_mesh(points, tris), heads, tails)
         weights = _weights(arm, names, dist, settings)
+    _drop_gone_bones(ob, arm, names)
     write_groups(ob, names, weights)
     attach(ob, arm)
     ob.vide.bind.armature = arm
@@ -79,6 +80,17 @@ def bind(ob, arm, settings):
     else:
         _rigs[ob.session_uid] = KeptRig(rig, names, heads, tails, _placement(ob, arm), _meshfree_settings(settings))
     return BindReport(ob.name, len(points), len(names), point_bones, [n for n, o in zip(names, outside) if o])
+
+
+def _drop_gone_bones(ob, arm, names):
+    """Removes the groups of bones `ob` was last weighted for on `arm` that are no longer its deform bones
+    (deleted, renamed or no longer deforming), so no vertex keeps following them."""
+    if ob.vide.bind.armature != arm:
+        return
+    for gone in set(ob.vide.bind.bones.split("\n")) - set(names) - {""}:
+        group = ob.vertex_groups.get(gone)
+        if group is not None:
+            ob.vertex_groups.remove(group)
 
 
 def reweight(ob):

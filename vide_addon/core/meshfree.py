@@ -21,11 +21,12 @@ from scipy.sparse.csgraph import dijkstra
 from scipy.spatial import cKDTree
 
 from .errors import VideError
-from .geodesic import Domain, pairs_within
+from .geodesic import Domain, one_per_cell, pairs_within
 
 LINK_RADIUS = 2.3  # in lattice spacings: links in 16 directions, graph distances within 3% of straight ones
 K_NEIGHBOURS = 8  # samples each mesh vertex looks at
 GAMMA = 1.0  # a cell may reach at most this fraction of the way to the nearest other real handle
+TOUCH = 2.0  # in lattice spacings: real handles closer than this touch (the lattice cannot tell them apart)
 MAX_VIRTUAL = 500
 SPREAD = 0.5  # default λ in r_d = r_v + λ (r_h - r_v), midway between the cell and the nearest other handle
 
@@ -59,6 +60,7 @@ class Samples:
         share it) and the `extra` points (handle samples) as graph nodes; the mesh vertices linked to them."""
         domain = Domain.from_mesh(points, tris, links=False)
         lattice = _lattice(domain, spacing)
+        lattice = np.vstack([lattice, _fill_thin_parts(domain, tris, lattice, spacing)])
         pts = np.vstack([lattice, np.asarray(extra, float).reshape(-1, 2)])
         graph = _link_graph(domain, pts, LINK_RADIUS * spacing)
         k = min(K_NEIGHBOURS, len(pts))
@@ -68,6 +70,7 @@ class Samples:
         verts = np.arange(len(domain.points))
         for col in range(k):
             step[~domain.visible(verts, q=pts[near[:, col]]), col] = np.inf
+        _along_edges(domain, near, step)
         looked_at = coo_matrix((np.ones(near.size), (near.ravel(), np.repeat(verts, k))),
                                shape=(len(pts), len(verts))).tocsr()
         # Made now, so that inserting a bone later (the part that must be quick) only writes its steps.
@@ -102,6 +105,27 @@ class Samples:
         return out
 
 
+def _along_edges(domain, near, step):
+    """In place: a vertex that sees none of its nearest samples (in a part thinner than the spacing, such as
+    a hoof a few pixels from the next) looks through the nearest vertex that does, along mesh edges. Never
+    in a straight line: that could reach across the gap into the other leg."""
+    lost = np.flatnonzero(np.isinf(step).all(axis=1))
+    if len(lost) == 0:
+        return
+    n = len(domain.points)
+    a, b = domain.edges.T
+    length = np.hypot(*(domain.points[b] - domain.points[a]).T)
+    graph = coo_matrix((length, (a, b)), shape=(n, n)).tocsr()
+    seeing = np.flatnonzero(np.isfinite(step).any(axis=1))
+    if len(seeing) == 0:
+        return
+    dist, _pred, source = dijkstra(graph, directed=False, indices=seeing, min_only=True,
+                                   return_predecessors=True)
+    found = lost[source[lost] >= 0]
+    near[found] = near[source[found]]
+    step[found] = step[source[found]] + dist[found, None]
+
+
 def _lattice(domain, spacing):
     """Square-lattice points inside the mesh, off its outline, centred on its bounding box: a shape that is
     mirror-symmetric about a vertical or horizontal axis gets a mirror-symmetric lattice."""
@@ -113,6 +137,20 @@ def _lattice(domain, spacing):
     pts = np.stack(np.meshgrid(gx, gy), axis=-1).reshape(-1, 2)
     pts = pts[domain.inside(pts)] if len(pts) else pts
     return pts[_outline_distance(domain, pts, spacing) > 1e-3 * spacing]
+
+
+def _fill_thin_parts(domain, tris, lattice, spacing):
+    """Samples for the parts of the shape thinner than the lattice spacing (a hoof a few pixels wide), where
+    the lattice may have none or a chain of them too far apart to link: triangle centres of the mesh that
+    see no lattice sample within 1.5 spacings, at most one per half-spacing cell. Elsewhere the samples do
+    not depend on the mesh."""
+    centres = domain.points[np.asarray(tris, np.int64).reshape(-1, 3)].mean(axis=1)
+    centres = centres[_outline_distance(domain, centres, spacing) > 1e-3 * spacing]
+    if len(lattice):
+        query, near = pairs_within(cKDTree(lattice), centres, np.full(len(centres), 1.5 * spacing))
+        seen = straight_inside(domain, centres[query], lattice[near])
+        centres = centres[np.setdiff1d(np.arange(len(centres)), query[seen])]
+    return centres[one_per_cell(centres, np.arange(len(centres)), 0.5 * spacing)]
 
 
 def _outline_distance(domain, pts, cap):
@@ -175,7 +213,7 @@ def meshfree_weights(samples, handles, spread=SPREAD, gaussian=False):
         return HandleSet(samples, handles, spread).weights()
     handles = [np.atleast_1d(np.asarray(h, np.int64)) for h in handles]
     d = np.stack([samples.distance(h) for h in handles], axis=1)
-    _, reach, nearest = _cells(d, handles)
+    _, reach, nearest = _cells(d, handles, TOUCH * samples.spacing)
     width = np.where(np.isfinite(nearest), nearest, 2.0 * np.maximum(reach, 1e-12)) / 2.0
     values = _normalized(np.exp(-0.5 * (d / width) ** 2))
     vertex = _normalized(np.exp(-0.5 * (samples.at_vertices(d) / width) ** 2))
@@ -267,7 +305,10 @@ class HandleSet:
             to_them = np.minimum.reduceat(col[every] + every_off, np.r_[0, ends[:-1]])
             to_it = (self._d[idx, :k] + off[:, None]).min(axis=0)
             gap = np.minimum(to_them, to_it)
-            gap[(gap <= 0) | ~np.array(self.alive)] = np.inf  # touching handles (a joint) do not count
+            # Touching handles (a joint, bones drawn across each other) do not count: their supports may
+            # cover each other, rather than calling for virtual handles without end.
+            touch = np.where(np.array(self.real) & real, TOUCH * self.samples.spacing, 0.0)
+            gap[(gap <= touch) | ~np.array(self.alive)] = np.inf
             self._between[k, :k] = self._between[:k, k] = gap
         self.handles.append(idx)
         self.offsets.append(off)
@@ -313,6 +354,8 @@ class HandleSet:
         one; so does the handle whose cell it lies in, plus that handle's own r_h. (inf: a full Dijkstra.)"""
         real = np.flatnonzero(self.real)
         bound = float((self._d[np.ix_(idx, real)] + off[:, None]).min(initial=np.inf))
+        if bound <= TOUCH * self.samples.spacing:  # it touches a real handle, which r_h leaves out
+            return np.inf
         owner = self.owner[idx]
         held = owner >= 0
         if held.any():
@@ -528,7 +571,7 @@ class _SourceGraph:
         return self.matrix
 
 
-def _cells(d, handles):
+def _cells(d, handles, touch=0.0):
     """Voronoi cells of the handles (a sample equally near two handles, to within rounding, is in both),
     each cell's reach r_v and each handle's nearest other handle r_h (handles that touch do not count).
     `d` holds the distances (samples, handles). (The Gaussian fallback's widths come from these.)"""
@@ -539,7 +582,7 @@ def _cells(d, handles):
     np.maximum.at(reach, i, nearest_d[q])
     between = np.stack([d[h].min(axis=0) for h in handles])  # between[j, i]: from handle i to handle j
     np.fill_diagonal(between, np.inf)
-    between[between <= 0] = np.inf
+    between[between <= touch] = np.inf
     return cells, reach, between.min(axis=0)
 
 

@@ -30,6 +30,18 @@ def armature_and_meshes(context):
     return arm, meshes, None
 
 
+def outside_notes(results, shown=3):
+    """One line per mesh about the bones that lie wholly outside it: their count and the first few names."""
+    for result in results:
+        bones = result.outside_bones
+        if len(bones) == 1:
+            yield f"Bone '{bones[0]}' lies outside '{result.mesh}': it weights the nearest part of it"
+        elif bones:
+            names = ", ".join(f"'{b}'" for b in bones[:shown])
+            names += f" and {len(bones) - shown} more" if len(bones) > shown else ""
+            yield f"{len(bones)} bones lie outside '{result.mesh}' ({names}): each weights the nearest part of it"
+
+
 class VIDE_OT_bind_armature(SaysWhyNot, BindSettings, bpy.types.Operator):
     """Weight the selected meshes to the armature's deform bones by distance inside each shape, then add an
     Armature modifier and parent them to the armature"""
@@ -67,8 +79,7 @@ class VIDE_OT_bind_armature(SaysWhyNot, BindSettings, bpy.types.Operator):
         problems += failed
         notes = {f"Bone '{b}' points out of the picture's plane: it weights like a point"
                  for result in done for b in result.point_bones}
-        notes |= {f"Bone '{b}' lies outside '{result.mesh}': it weights the nearest part of it"
-                  for result in done for b in result.outside_bones}
+        notes |= set(outside_notes(done))
         if not done:
             self.report({'ERROR'}, "; ".join(problems))
             return {'CANCELLED'}

@@ -6,7 +6,9 @@ import bpy
 import numpy as np
 
 from ..bridge import cdt
-from ..bridge.image_plane import find_image, read_alpha, read_placement, replace_mesh
+from .. import binding
+from ..bridge.image_plane import find_image, new_mesh, read_alpha, read_placement, release
+from ..core.errors import VideError
 from ..core.placement import uv_to_local
 from ..core.vectorize import vectorize
 from ..props import VectorizeSettings
@@ -29,7 +31,8 @@ def image_plane_problem(ob):
 
 
 def vectorize_object(ob, settings, progress=None):
-    """Replaces the mesh of `ob` by the vectorized image; returns (mesh, core result). All or nothing."""
+    """Replaces the mesh of `ob` by the vectorized image; returns (mesh, core result). All or nothing: a mesh
+    VIDE bound to an armature is weighted again with the settings it was bound with, or keeps its old mesh."""
     image = find_image(ob) or ob.vide.image
     if ob.vide.image is not None:  # vectorized before: the placement it had then, not a fit to this mesh
         m, flip = np.array(ob.vide.uv_to_local, np.float64).reshape(3, 3), ob.vide.flip
@@ -40,10 +43,20 @@ def vectorize_object(ob, settings, progress=None):
     result = vectorize(alpha, settings.to_core(), cdt.triangulate, progress)
     uv = result.points / np.array([w, h], np.float64)
     tris = result.triangles[:, ::-1] if flip else result.triangles
-    me = replace_mesh(ob, uv_to_local(m, uv), tris, uv)
-    ob.vide.image = image
-    ob.vide.uv_to_local = m.ravel().tolist()
-    ob.vide.flip = flip
+    old, before = ob.data, (ob.vide.image, tuple(ob.vide.uv_to_local), ob.vide.flip)
+    me = new_mesh(ob, uv_to_local(m, uv), tris, uv)
+    ob.vide.image, ob.vide.uv_to_local, ob.vide.flip = image, m.ravel().tolist(), flip
+    arm = ob.vide.bind.armature
+    if arm is not None and arm.users_scene:
+        try:
+            binding.bind(ob, arm, ob.vide.bind)
+        except VideError as err:
+            ob.data = old
+            ob.vide.image, ob.vide.uv_to_local, ob.vide.flip = before
+            bpy.data.meshes.remove(me)
+            raise VideError(f"it is bound to '{arm.name}' and could not be weighted again ({err}); "
+                            "it keeps its mesh") from err
+    release(old, me)
     ob.vide.settings.copy_from(settings)
     return me, result
 
