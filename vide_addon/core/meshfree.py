@@ -1,5 +1,5 @@
 """Meshfree C² weights (Xian, Jin and Wang, "Meshfree C²-Weighting for Shape Deformation", 2015), as
-rebuilt in ../shared/spec/meshfree_c2.md.
+rebuilt in docs/meshfree_c2.md.
 
 Samples fill the shape (a square lattice at `spacing`, centred on it) and a graph of links between near
 samples that never leave the shape gives intrinsic distances by Dijkstra. Mesh vertices are not in the graph
@@ -29,6 +29,7 @@ GAMMA = 1.0  # a cell may reach at most this fraction of the way to the nearest 
 TIE = 1e-6  # refinement: cells as crowded, or samples as far, to within this are tied (mesh vertices are float32)
 TOUCH = 2.0  # in lattice spacings: real handles closer than this touch (the lattice cannot tell them apart)
 MAX_VIRTUAL = 500
+SPREAD = 0.5  # default λ in r_d = r_v + λ (r_h - r_v), midway between the cell and the nearest other handle
 
 
 def bezier_falloff(x):
@@ -200,7 +201,7 @@ class Weights:
     radii: np.ndarray = None  # r_d of every handle, real then virtual (Gaussian: the widths c)
 
 
-def meshfree_weights(samples, handles, spread=0.5, gaussian=False):
+def meshfree_weights(samples, handles, spread=SPREAD, gaussian=False):
     """C² weights for handles given as lists of sample indices (a point, or the samples along a bone).
 
     `spread` is λ in r_d = r_v + λ (r_h - r_v): small gives near-Voronoi transitions, 1 the widest overlap.
@@ -236,7 +237,7 @@ class HandleSet:
     everything at once.
     """
 
-    def __init__(self, samples, handles, spread=0.5):
+    def __init__(self, samples, handles, spread=SPREAD):
         n = len(samples.points)
         self.samples, self.spread = samples, spread
         self.handles, self.offsets, self.real, self.region = [], [], [], []

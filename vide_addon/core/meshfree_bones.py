@@ -10,7 +10,7 @@ import numpy as np
 from scipy.spatial import cKDTree
 
 from .geodesic import pairs_within, segment_distance
-from .meshfree import LINK_RADIUS, TOUCH, HandleSet, Samples, meshfree_weights, straight_inside
+from .meshfree import LINK_RADIUS, SPREAD, TOUCH, HandleSet, Samples, meshfree_weights, straight_inside
 
 JOINT_PULL = 0.35  # default pull-in: 90° knee flips 11 triangles (14 at 0.25) within the insertion target
 JOINT_NEAR = 0.2  # bone ends closer than this fraction of the shorter bone (or TOUCH spacings) are a joint
@@ -37,7 +37,7 @@ class BoneRig:
     sample). A bone added later starts from the lattice samples it links to, with the straight step to each.
     """
 
-    def __init__(self, points, tris, heads, tails, spacing, spread=0.5, chains="SHRINK", shrink=JOINT_PULL):
+    def __init__(self, points, tris, heads, tails, spacing, spread=SPREAD, chains="SHRINK", shrink=JOINT_PULL):
         self.heads, self.tails = np.asarray(heads, float), np.asarray(tails, float)
         self.size = max(float(np.ptp(np.asarray(points, float), axis=0).max()), 1e-12)
         self.spacing = spacing

@@ -8,8 +8,11 @@ bones each temporary would be 30 MB.
 
 import numpy as np
 
+MAX_INFLUENCES = 4  # bones per vertex at most: what game engines and glTF take
+PRUNE = 0.01  # weights below this are dropped
 
-def falloff_weights(dist, smoothness, max_influences=4, prune=0.01):
+
+def falloff_weights(dist, smoothness, max_influences=MAX_INFLUENCES, prune=PRUNE):
     """Weights (n, bones) from distances (n, bones) and one smoothness per bone.
 
     Each row sums to 1 over at most `max_influences` bones; weights below `prune` are dropped and the
@@ -24,7 +27,7 @@ def falloff_weights(dist, smoothness, max_influences=4, prune=0.01):
     return strongest(w, max_influences, prune)
 
 
-def strongest(w, max_influences=4, prune=0.01):
+def strongest(w, max_influences=MAX_INFLUENCES, prune=PRUNE):
     """In place: keeps each row's `max_influences` largest weights less the next largest, normalizes, drops
     those below `prune` and normalizes again (the strongest always stays). Returns `w`.
 

@@ -1,4 +1,6 @@
-"""Operators, one module each."""
+"""Operators, one module per task: vectorize (Vectorize Image), add_image (Add Image), cutout (Import Cutout,
+Move Layer), bind (Bind to Armature, Update Weights), rig2d (Add 2D IK, Lock to 2D, Bind Rigidly to Bone, Attach
+to Bone). batch.py and poll.py hold what they share."""
 
 import bpy
 

@@ -11,6 +11,7 @@ from ..bridge.added import remove_added, snapshot
 from ..bridge.image_plane import find_image
 from ..bridge.layers import drive_depth, key_if_animated, siblings
 from .add_image import ALIGN_ITEMS, ImportImages
+from .poll import SaysWhyNot
 
 
 class VIDE_OT_import_cutout(ImportImages, bpy.types.Operator):
@@ -125,7 +126,7 @@ def canvas_size(directory, names):
     return next(iter(sizes.values()))
 
 
-class VIDE_OT_draw_order(bpy.types.Operator):
+class VIDE_OT_draw_order(SaysWhyNot, bpy.types.Operator):
     """Move the active layer one step to the front or to the back of its cutout (keyed when draw order is
     already animated)"""
 
@@ -137,12 +138,11 @@ class VIDE_OT_draw_order(bpy.types.Operator):
                                    ('DOWN', "Backward", "One step away from the viewer")])
 
     @classmethod
-    def poll(cls, context):
+    def problem(cls, context):
         ob = context.active_object
         if ob is None or not ob.vide.is_layer:
-            cls.poll_message_set("Make a layer of an imported cutout active (VIDE > Import Cutout)")
-            return False
-        return True
+            return "Make a layer of an imported cutout active (VIDE > Import Cutout)"
+        return None
 
     def execute(self, context):
         ob = context.active_object

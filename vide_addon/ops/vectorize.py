@@ -13,6 +13,7 @@ from ..core.placement import uv_to_local
 from ..core.vectorize import vectorize
 from ..props import VectorizeSettings
 from .batch import for_each, is_linked
+from .poll import SaysWhyNot
 
 
 def image_plane_problem(ob):
@@ -60,7 +61,7 @@ def vectorize_object(ob, settings, progress=None):
     return me, result
 
 
-class VIDE_OT_vectorize_image(VectorizeSettings, bpy.types.Operator):
+class VIDE_OT_vectorize_image(SaysWhyNot, VectorizeSettings, bpy.types.Operator):
     """Turn the selected image planes into triangle meshes that follow the image's alpha contour"""
 
     bl_idname = "vide.vectorize_image"
@@ -68,14 +69,12 @@ class VIDE_OT_vectorize_image(VectorizeSettings, bpy.types.Operator):
     bl_options = {'REGISTER', 'UNDO'}
 
     @classmethod
-    def poll(cls, context):
+    def problem(cls, context):
         if context.mode != 'OBJECT':
-            cls.poll_message_set("Switch to Object Mode to vectorize")
-            return False
+            return "Switch to Object Mode to vectorize"
         if not any(ob.type == 'MESH' for ob in context.selected_objects):
-            cls.poll_message_set("Select an image plane (File > Import > Images as Planes, or VIDE > Add Image)")
-            return False
-        return True
+            return "Select an image plane (File > Import > Images as Planes, or VIDE > Add Image)"
+        return None
 
     def invoke(self, context, event):
         self.copy_from(context.scene.vide_vectorize)
