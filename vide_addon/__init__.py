@@ -8,4 +8,4 @@ Blender and numpy in bulk; `ops/` holds one operator per module; `props.py` the 
 import bpy
 
 # The factory imports the submodules and registers them in this order (and unregisters in reverse).
-register, unregister = bpy.utils.register_submodule_factory(__name__, ["props", "ops", "ui", "binding"])
+register, unregister = bpy.utils.register_submodule_factory(__name__, ["props", "ops", "ui", "binding", "cli"])
