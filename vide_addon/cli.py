@@ -120,8 +120,6 @@ def child_command(blend, options, action, first, last):
 
 def export_in_processes(options, jobs):
     """Renders the frames in `jobs` processes at once (chunks of about equal size), then merges here."""
-    if bpy.data.is_dirty or not bpy.data.filepath:
-        raise VideError("--jobs renders the saved file: save it first")
     blend = bpy.data.filepath
     p = plan(bpy.context.scene, options)  # bad input stops here, before any process starts
     check_folder(options.out)

@@ -45,6 +45,7 @@ class Options:
 class Plan:
     armature: object
     actions: dict  # name: (action, (start, end)) for every action to export, whole ranges
+    every: dict  # the same for every action of the armature (a made camera frames them all)
     render: dict  # name: (first, last) frames to render now
     camera: object  # None: make one
     resolution: tuple = None
@@ -133,7 +134,8 @@ def plan(scene, options):
         camera = scene.camera
     if options.size < 2:
         raise VideError(f"size {options.size} px is too small")
-    return Plan(arm, actions, render, camera)
+    every = {n: (a, action_range(a)) for n, a in sorted(available.items())}
+    return Plan(arm, actions, every, render, camera)
 
 
 def check_folder(out):
@@ -440,7 +442,7 @@ def export(scene, options, progress=None):
             existing = scene.objects.get(CAMERA_NAME)
             if existing is not None:
                 bpy.data.objects.remove(existing)
-            camera, resolution = framing(scene, p.armature, p.actions, overrides, options.size)
+            camera, resolution = framing(scene, p.armature, p.every, overrides, options.size)
         else:
             resolution = resolution_for(scene, camera, options.size)
         overrides.set(scene, "frame_current", scene.frame_current)
