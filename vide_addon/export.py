@@ -427,39 +427,41 @@ def glb(path):
 
 def export(scene, options, progress=None):
     """The whole export of `options` (see Options); returns the files written. Bad input raises VideError
-    before anything is written; the scene's settings are put back afterwards (a camera made to frame the
-    actions stays, for the next export)."""
+    before anything is written; the scene is left as it was (settings put back, a made camera removed)."""
     p = plan(scene, options)
     out = Path(options.out)
     check_folder(out)
     wanted = set(options.formats)
+    split = options.frames is not None
     needs_frames = bool(wanted & {"frames", "sheet", "gif", "mp4"})
     overrides = Overrides()
-    written = []
+    written, made = [], None
+
+    def part(lo, hi):  # rendering fills most of the progress bar, merging the rest
+        return (lambda f, what: progress(lo + (hi - lo) * f, what)) if progress else None
+
+    overrides.later(lambda f=scene.frame_current: scene.frame_set(f))
     try:
-        camera = p.camera
-        if camera is None:
-            existing = scene.objects.get(CAMERA_NAME)
-            if existing is not None:
-                bpy.data.objects.remove(existing)
-            camera, resolution = framing(scene, p.armature, p.every, overrides, options.size)
+        if p.camera is None:
+            camera, resolution = made = framing(scene, p.armature, p.every, overrides, options.size)
         else:
-            resolution = resolution_for(scene, camera, options.size)
-        overrides.set(scene, "frame_current", scene.frame_current)
+            camera, resolution = p.camera, resolution_for(scene, p.camera, options.size)
         if needs_frames:
             render_settings(scene, camera, resolution, overrides)
-            split = options.frames is not None
-            written += render_frames(scene, p, out, overrides, progress, stale=not split)
+            written += render_frames(scene, p, out, overrides, part(0.0, 0.8), stale=not split)
             if not split and wanted & {"sheet", "gif", "mp4"}:
-                written += merge(out, wanted, set(p.render), progress)
+                written += merge(out, wanted, set(p.render), part(0.8, 1.0))
             if "frames" not in wanted and not split:
                 for name in p.render:
                     shutil.rmtree(out / file_stem(name))
                 written = [w for w in written if w.parent == out]
-        if "glb" in wanted and options.frames is None:
-            overrides.restore()
-            stem = Path(bpy.data.filepath).stem or file_stem(scene.name)
-            written.append(glb(out / f"{stem}.glb"))
     finally:
         overrides.restore()
+        if made is not None:
+            data = made[0].data
+            bpy.data.objects.remove(made[0])
+            bpy.data.cameras.remove(data)
+    if "glb" in wanted and not split:
+        stem = Path(bpy.data.filepath).stem or file_stem(scene.name)
+        written.append(glb(out / f"{stem}.glb"))
     return written

@@ -206,3 +206,19 @@ def test_an_unwritable_folder_and_a_blend_without_armature_exit_with_status_2(vi
     bare = build_character(tmp_path / "bare.blend", armature=False)
     done = command("export", bare, "--out", tmp_path / "out")
     assert done.returncode == 2 and "no armature" in done.stderr and not (tmp_path / "out").exists()
+
+
+def test_the_export_sprites_operator_writes_what_it_reports_and_leaves_the_scene_as_it_was(vide, character, tmp_path):
+    bpy.ops.wm.open_mainfile(filepath=str(character))
+    sc = bpy.context.scene
+    before = (sc.camera, sc.render.resolution_x, sc.render.film_transparent, sc.display.render_aa, sc.frame_current,
+              len(bpy.data.objects), len(bpy.data.cameras), bpy.data.objects["Rig"].animation_data.action)
+    out = tmp_path / "ui"
+    assert bpy.ops.vide.export_sprites(directory=str(out), size=32, formats={'frames', 'sheet'}) == {'FINISHED'}
+    assert sorted(f.name for f in out.iterdir()) == ["nod", "nod.json", "nod.png", "swing", "swing.json", "swing.png"]
+    after = (sc.camera, sc.render.resolution_x, sc.render.film_transparent, sc.display.render_aa, sc.frame_current,
+             len(bpy.data.objects), len(bpy.data.cameras), bpy.data.objects["Rig"].animation_data.action)
+    assert after == before
+    with pytest.raises(RuntimeError, match="unknown action 'jump'"):
+        bpy.ops.vide.export_sprites(directory=str(tmp_path / "bad"), actions="jump")
+    assert not (tmp_path / "bad").exists()
