@@ -219,6 +219,6 @@ def test_the_export_sprites_operator_writes_what_it_reports_and_leaves_the_scene
     after = (sc.camera, sc.render.resolution_x, sc.render.film_transparent, sc.display.render_aa, sc.frame_current,
              len(bpy.data.objects), len(bpy.data.cameras), bpy.data.objects["Rig"].animation_data.action)
     assert after == before
-    with pytest.raises(RuntimeError, match="unknown action 'jump'"):
+    with pytest.raises(RuntimeError, match="Unknown action 'jump'"):
         bpy.ops.vide.export_sprites(directory=str(tmp_path / "bad"), actions="jump")
     assert not (tmp_path / "bad").exists()
