@@ -153,16 +153,30 @@ def export_in_processes(options, jobs):
     return written + frames
 
 
+def actions_text(scene):
+    """'walk:1-24,run:1-16': the actions `export` renders and their frame ranges, for farm job types (the
+    Flamenco one reads it as `C.scene.vide_sprite_actions`); empty when there is nothing to export."""
+    try:
+        p = plan(scene, Options(out=Path(".")))
+    except VideError:
+        return ""
+    return ",".join(f"{name}:{start}-{end}" for name, (_action, (start, end)) in p.actions.items())
+
+
 _handle = None
 
 
 def register():
     global _handle
     _handle = bpy.utils.register_cli_command("vide", main)
+    bpy.types.Scene.vide_sprite_actions = bpy.props.StringProperty(
+        name="Sprite Actions", get=actions_text,
+        description="The actions VIDE's sprite export renders, with their frame ranges (for render farm jobs)")
 
 
 def unregister():
     global _handle
+    del bpy.types.Scene.vide_sprite_actions
     if _handle is not None:
         bpy.utils.unregister_cli_command(_handle)
         _handle = None

@@ -5,6 +5,7 @@ written)."""
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -222,3 +223,50 @@ def test_the_export_sprites_operator_writes_what_it_reports_and_leaves_the_scene
     with pytest.raises(RuntimeError, match="Unknown action 'jump'"):
         bpy.ops.vide.export_sprites(directory=str(tmp_path / "bad"), actions="jump")
     assert not (tmp_path / "bad").exists()
+
+
+FLAMENCO_HARNESS = """
+const fs = require("fs"), path = require("path");
+const tasks = [];
+const author = {
+  Task: (name, type) => ({ name, type, commands: [], deps: [],
+    addCommand(c) { this.commands.push(c); }, addDependency(t) { this.deps.push(t.name); } }),
+  Command: (type, params) => ({ type, params }),
+};
+const job = { settings: JSON.parse(process.argv[2]), addTask: (t) => tasks.push(t) };
+new Function("author", "path", "print", "job", fs.readFileSync(process.argv[1], "utf8") + "\\ncompileJob(job);")(
+  author, path, () => {}, job);
+console.log(JSON.stringify(tasks));
+"""
+
+
+def test_the_flamenco_job_type_splits_into_chunks_whose_commands_merge_to_the_one_run_bytes(
+        vide, character, one_run, tmp_path):
+    """Runs tools/flamenco/vide_export.js in Node with a stand-in for Flamenco's `author` API, then each task's
+    Blender arguments (after `-c vide`) through the command, renders before the merge that depends on them."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("Node.js is not installed")
+    bpy.ops.wm.open_mainfile(filepath=str(character))
+    actions = bpy.context.scene.vide_sprite_actions
+    assert actions == "nod:3-6,swing:1-6"
+    settings = {"actions": actions, "chunk_size": 4, "size": SIZE, "formats": "frames,sheet,gif", "camera": "",
+                "output_dir": str(tmp_path), "blendfile": str(character)}
+    done = subprocess.run([node, "-e", FLAMENCO_HARNESS, str(ROOT / "tools/flamenco/vide_export.js"),
+                           json.dumps(settings)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    tasks = json.loads(done.stdout)
+    renders = [t["name"] for t in tasks if t["name"].startswith("render-")]
+    assert renders == ["render-nod-3-6", "render-swing-1-4", "render-swing-5-6"]
+    assert [t["deps"] for t in tasks if t["name"] == "merge"] == [renders]
+    for task in tasks:
+        (command,) = task["commands"]
+        params = command["params"]
+        assert command["type"] == "blender-render" and params["blendfile"] == str(character)
+        assert params["args"][:2] == ["-c", "vide"]
+        args = params["args"][2:]
+        if args[0] == "export":
+            args = ["export", params["blendfile"], *args[1:]]
+        assert vide.vide_addon.cli.main(args) == 0, task["name"]
+    farm, whole = outputs(tmp_path), outputs(one_run)
+    assert farm.keys() == whole.keys() and [k for k in whole if farm[k] != whole[k]] == []
