@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -119,25 +120,39 @@ def child_command(blend, options, action, first, last):
 
 
 def export_in_processes(options, jobs):
-    """Renders the frames in `jobs` processes at once (chunks of about equal size), then merges here."""
+    """Renders the frames in `jobs` processes at once, this one included (chunks of about equal size), then
+    merges here."""
     blend = bpy.data.filepath
     p = plan(bpy.context.scene, options)  # bad input stops here, before any process starts
     check_folder(options.out)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [str(Path(__file__).resolve().parent.parent)] + os.environ.get("PYTHONPATH", "").split(os.pathsep)))
     queue = chunks(p.render, jobs)
-    running, written = [], []
-    while queue or running:
-        while queue and len(running) < jobs:
-            name, first, last = queue.pop(0)
-            running.append(subprocess.Popen(child_command(blend, options, name, first, last), env=env,
-                                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True))
-        proc = running.pop(0)
-        _out, err = proc.communicate()
-        if proc.returncode != 0:
-            for other in running:
-                other.kill()
-            raise RuntimeError(f"a render process failed ({proc.returncode}): {err.strip()[-2000:]}")
+    running = []
+    try:
+        while queue or running:
+            while len(queue) > 1 and len(running) < jobs - 1:
+                name, first, last = queue.pop()
+                log = tempfile.TemporaryFile("w+")  # a file, not a pipe: a chatty child never blocks on it
+                running.append((subprocess.Popen(child_command(blend, options, name, first, last), env=env,
+                                                 stdout=subprocess.DEVNULL, stderr=log), log))
+            if queue:
+                name, first, last = queue.pop(0)
+                export(bpy.context.scene, Options(out=options.out, actions=[name], frames=(first, last),
+                                                  size=options.size, formats={"frames"}, camera=options.camera))
+            for proc, log in [r for r in running if not queue or r[0].poll() is not None]:
+                proc.wait()
+                running.remove((proc, log))
+                log.seek(0)
+                err = log.read().strip()[-2000:]
+                log.close()
+                if proc.returncode != 0:
+                    raise RuntimeError(f"a render process failed ({proc.returncode}): {err}")
+    finally:
+        for proc, log in running:
+            proc.kill()
+            log.close()
+    written = []
     wanted = options.formats
     frames = sorted(f for name in p.render for f in (options.out / file_stem(name)).glob("*.png"))
     if options.frames is None:
