@@ -11,6 +11,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import traceback
 from pathlib import Path
 
 import bpy
@@ -106,6 +107,9 @@ def main(argv):
     except VideError as err:
         print(f"vide: error: {err}", file=sys.stderr)
         return BAD_INPUT
+    except Exception:  # noqa: BLE001 - a command reports, Blender must not see the exception
+        traceback.print_exc()
+        return 1
 
 
 def child_command(blend, options, action, first, last):
