@@ -18,18 +18,22 @@ def palette(frames, colours=255):
         return np.zeros((1, 3), np.uint8)
     keys, counts = np.unique(drawn.astype(np.int32) @ [65536, 256, 1], return_counts=True)
     rgb = np.stack([keys >> 16, (keys >> 8) & 255, keys & 255], axis=1)
+    def span(box):  # the box's widest channel range, and that channel
+        ranges = np.ptp(rgb[box], axis=0)
+        return int(ranges.max()), int(np.argmax(ranges))
+
     boxes = [np.arange(len(keys))]
+    spans = [span(boxes[0])]
     while len(boxes) < colours:
-        spans = [np.ptp(rgb[b], axis=0).max() if len(b) > 1 else -1 for b in boxes]
-        i = int(np.argmax(spans))
-        if spans[i] <= 0:
+        i = max(range(len(boxes)), key=lambda j: spans[j][0])
+        if spans[i][0] == 0:
             break
-        box = boxes.pop(i)
-        axis = int(np.argmax(np.ptp(rgb[box], axis=0)))
+        box, (_width, axis) = boxes.pop(i), spans.pop(i)
         box = box[np.argsort(rgb[box, axis], kind="stable")]
         cum = np.cumsum(counts[box])
         cut = int(np.clip(np.searchsorted(cum, cum[-1] / 2), 0, len(box) - 2)) + 1
         boxes[i:i] = [box[:cut], box[cut:]]
+        spans[i:i] = [span(box[:cut]), span(box[cut:])]
     return np.array([np.round((rgb[b] * counts[b, None]).sum(0) / counts[b].sum()) for b in boxes], np.uint8)
 
 
