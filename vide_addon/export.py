@@ -48,7 +48,6 @@ class Plan:
     every: dict  # the same for every action of the armature (a made camera frames them all)
     render: dict  # name: (first, last) frames to render now
     camera: object  # None: make one
-    resolution: tuple = None
 
 
 def file_stem(name):
@@ -265,7 +264,8 @@ def render_settings(scene, camera, resolution, overrides):
 
 def resolution_for(scene, camera, size):
     """With a camera of the scene's: its aspect, `size` px along the longer side, even sides."""
-    w, h = scene.render.resolution_x * scene.render.pixel_aspect_x, scene.render.resolution_y * scene.render.pixel_aspect_y
+    r = scene.render
+    w, h = r.resolution_x * r.pixel_aspect_x, r.resolution_y * r.pixel_aspect_y
     long_side = 2 * math.ceil(size / 2)
     short = max(2, 2 * round(size * min(w, h) / max(w, h) / 2))
     return (long_side, short) if w >= h else (short, long_side)
