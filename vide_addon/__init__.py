@@ -7,7 +7,7 @@ Blender and numpy in bulk; `ops/` holds the operators, one module per task; `pro
 bpy is imported only on registering, so that `vide_addon.core` imports with numpy and scipy alone.
 """
 
-SUBMODULES = ["props", "ops", "ui", "binding"]  # registered in this order, unregistered in reverse
+SUBMODULES = ["props", "ops", "ui", "binding", "cli"]  # registered in this order, unregistered in reverse
 _unregister = []
 
 

@@ -4,8 +4,8 @@ to Bone). batch.py and poll.py hold what they share."""
 
 import bpy
 
-from . import add_image, bind, cutout, rig2d, vectorize
+from . import add_image, bind, cutout, export, rig2d, vectorize
 
-classes = vectorize.classes + add_image.classes + cutout.classes + bind.classes + rig2d.classes
+classes = vectorize.classes + add_image.classes + cutout.classes + bind.classes + rig2d.classes + export.classes
 
 register, unregister = bpy.utils.register_classes_factory(classes)
