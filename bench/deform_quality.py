@@ -26,41 +26,25 @@ dev_addon.isolate_user_folder()
 
 import bpy  # noqa: E402
 import numpy as np  # noqa: E402
-from sprite_rigs import CHARACTERS, pose, rigged  # noqa: E402
+from sprite_rigs import CHARACTERS, COLLAPSED, deformation, flat_corners, pose, rigged  # noqa: E402
 from stage import copy_of, select  # noqa: E402
 
 AUTOMATIC = "Automatic Weights"
 # name: the operator's settings (None: Blender's Automatic Weights)
+BLEND = 2.5  # the Joint Blending the README suggests for posing
 METHODS = {
-    "Geodesic": {"method": 'GEODESIC'},
+    "Geodesic": {"method": 'GEODESIC'},  # the defaults: no Joint Blending
     "Meshfree C²": {"method": 'MESHFREE'},
+    "Geodesic blend 2.5": {"method": 'GEODESIC', "joint_blend": BLEND},
+    "Meshfree blend 2.5": {"method": 'MESHFREE', "joint_blend": BLEND},
+    "Geodesic blend 1": {"method": 'GEODESIC', "joint_blend": 1.0},  # as hard as Blender's bone heat
+    "Meshfree blend 1": {"method": 'MESHFREE', "joint_blend": 1.0},
+    "Geodesic PV": {"method": 'GEODESIC', "preserve_volume": True},  # Preserve Volume, no blending
+    "Meshfree PV": {"method": 'MESHFREE', "preserve_volume": True},
+    "Geodesic b2.5 PV": {"method": 'GEODESIC', "joint_blend": BLEND, "preserve_volume": True},
+    "Meshfree b2.5 PV": {"method": 'MESHFREE', "joint_blend": BLEND, "preserve_volume": True},
     AUTOMATIC: None,
 }
-COLLAPSED = 0.05  # posed / rest area below this counts as flipped or collapsed
-
-
-def flat_corners(ob, depsgraph=None):
-    """Each triangle's corners (m, 3, 2) in the picture's plane (x-z), rest or evaluated."""
-    source = ob.evaluated_get(depsgraph) if depsgraph else ob
-    me = source.to_mesh() if depsgraph else ob.data
-    co = np.empty(len(me.vertices) * 3)
-    me.vertices.foreach_get("co", co)
-    co = co.reshape(-1, 3) @ np.array(source.matrix_world)[:3, :3].T
-    me.calc_loop_triangles()
-    tris = np.empty(len(me.loop_triangles) * 3, np.int64)
-    me.loop_triangles.foreach_get("vertices", tris)
-    if depsgraph:
-        source.to_mesh_clear()
-    return co[:, [0, 2]][tris.reshape(-1, 3)]
-
-
-def deformation(rest, posed):
-    """(area ratio posed / rest (signed), distortion σ1/σ2) per triangle, from corners (m, 3, 2)."""
-    e_rest = np.stack([rest[:, 1] - rest[:, 0], rest[:, 2] - rest[:, 0]], axis=2)  # columns are edges
-    e_posed = np.stack([posed[:, 1] - posed[:, 0], posed[:, 2] - posed[:, 0]], axis=2)
-    maps = e_posed @ np.linalg.inv(e_rest)
-    sv = np.linalg.svd(maps, compute_uv=False)
-    return np.linalg.det(maps), sv[:, 0] / np.maximum(sv[:, 1], 1e-12)
 
 
 def bind(ob, arm, settings):

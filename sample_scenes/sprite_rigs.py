@@ -17,6 +17,7 @@ import rig
 from character import composite
 from stage import import_plane, load_png, save_png
 
+COLLAPSED = 0.05  # posed / rest area below this counts as flipped or collapsed
 KENNEY = Path(__file__).resolve().parent.parent / "tests" / "data" / "kenney"
 
 # The Kenney people are 96 x 128 px, drawn alike: head 46-93 px up, vest 22-48, shorts 9-22, legs below;
@@ -122,3 +123,27 @@ def pose(arm, angles):
         bone.rotation_quaternion = (1, 0, 0, 0)
     for bone, degrees in angles.items():
         rig.bend(arm, bone, degrees)
+
+
+def flat_corners(ob, depsgraph=None):
+    """Each triangle's corners (m, 3, 2) in the picture's plane (x-z), rest or evaluated."""
+    source = ob.evaluated_get(depsgraph) if depsgraph else ob
+    me = source.to_mesh() if depsgraph else ob.data
+    co = np.empty(len(me.vertices) * 3)
+    me.vertices.foreach_get("co", co)
+    co = co.reshape(-1, 3) @ np.array(source.matrix_world)[:3, :3].T
+    me.calc_loop_triangles()
+    tris = np.empty(len(me.loop_triangles) * 3, np.int64)
+    me.loop_triangles.foreach_get("vertices", tris)
+    if depsgraph:
+        source.to_mesh_clear()
+    return co[:, [0, 2]][tris.reshape(-1, 3)]
+
+
+def deformation(rest, posed):
+    """(area ratio posed / rest (signed), distortion σ1/σ2) per triangle, from corners (m, 3, 2)."""
+    e_rest = np.stack([rest[:, 1] - rest[:, 0], rest[:, 2] - rest[:, 0]], axis=2)  # columns are edges
+    e_posed = np.stack([posed[:, 1] - posed[:, 0], posed[:, 2] - posed[:, 0]], axis=2)
+    maps = e_posed @ np.linalg.inv(e_rest)
+    sv = np.linalg.svd(maps, compute_uv=False)
+    return np.linalg.det(maps), sv[:, 0] / np.maximum(sv[:, 1], 1e-12)
