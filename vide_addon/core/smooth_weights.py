@@ -8,8 +8,8 @@ lumped areas) links only vertices that share a triangle, so nothing can reach ac
 that the weights did not already. Near a bone (H large) the weights stay VIDE's; between bones, where the
 distance to the nearest bone is about the limb's half width, they are averaged over that width.
 
-Rows that sum to 1 still do (the Laplacian of a constant is 0). The matrix is factored once per mesh and
-bones, so re-weighting after a smoothness change is one solve.
+The matrix is factored once per mesh and bones, and each bone's column is solved on its own, so re-weighting
+after one bone's smoothness changed is one solve. Rows are normalized after the diffusion.
 """
 
 import numpy as np
@@ -82,8 +82,8 @@ class JointBlend:
         self._seeds = self._diffused = None
 
     def __call__(self, seeds, max_influences, prune):
-        """Weights (n, bones) from seeds (n, bones; rows need not sum to 1): diffused,
-        normalized, limited to `max_influences` and pruned without jumps (`limit_evenly`)."""
+        """Weights (n, bones) from seeds (n, bones; rows need not sum to 1): diffused, normalized, limited to
+        `max_influences` and pruned without jumps (`limit_evenly`)."""
         seeds = np.array(seeds, np.float64)
         if self._seeds is None or self._seeds.shape != seeds.shape:
             self._seeds, self._diffused = np.zeros_like(seeds), np.zeros_like(seeds)
@@ -107,10 +107,9 @@ def exponential_seeds(dist, smoothness):
     dist = np.asarray(dist, np.float64)
     nearest = dist.min(axis=1, keepdims=True)
     nearest[~np.isfinite(nearest)] = 0.0
-    with np.errstate(invalid="ignore"):
-        seeds = np.exp(-(dist - nearest) / np.asarray(smoothness, np.float64)[None, :])
+    seeds = np.exp(-(dist - nearest) / np.asarray(smoothness, np.float64)[None, :])
     seeds[~np.isfinite(dist).any(axis=1)] = 1.0
-    return np.nan_to_num(seeds, nan=0.0)
+    return seeds
 
 
 def limit_evenly(w, max_influences, prune):
