@@ -116,3 +116,34 @@ def _mesh_and_bones(vide, ob, arm):
     plane, points, tris = rig.mesh_in_plane(ob)
     _names, heads, tails, _flat = rig.deform_bones(arm, plane)
     return points, tris, heads, tails
+
+
+def test_a_bone_inserted_into_blended_meshfree_weights_is_blended_with_it(scene, tmp_path, vide):
+    """Update Weights with Joint Blending: the bone goes into the kept meshfree weights, and the blending is made
+    again for the bones as they are now (not those of the bind)."""
+    import bpy
+    from helpers import bone_weights, influences, mesh_in_pixels
+    from test_bind import LEG_BONES, LEGS, rig_for, vectorized
+    from test_bind_meshfree import add_bone
+
+    binding, core = vide.vide_addon.binding, vide.vide_addon.core
+    ob = vectorized(tmp_path, LEGS)
+    arm = rig_for(ob, LEGS.shape, LEG_BONES)
+    select((ob, arm), arm)
+    assert bpy.ops.vide.bind_armature(method='MESHFREE', joint_blend=BLEND) == {'FINISHED'}
+    rig, blend = binding._rigs[ob.session_uid].rig, binding._rigs[ob.session_uid].blend
+    add_bone(arm, ob, "belly.L", [[45, 140], [35, 140]])
+    assert bpy.ops.vide.update_weights() == {'FINISHED'}
+    kept = binding._rigs[ob.session_uid]
+    assert kept.rig is rig and kept.blend is not blend, "inserted, and blended for the new bones"
+    counts, sums, mins = influences(ob)
+    assert counts.max() <= 4 and np.abs(sums - 1).max() < 1e-6 and mins.min() >= 0
+    names = list(arm.data.bones.keys())
+    w = bone_weights(ob, names)
+    again = core.smooth_weights.JointBlend(*_mesh_and_bones(vide, ob, arm),
+                                           1 / (core.smooth_weights.MESHFREE_SCALE * BLEND))
+    expected = core.weights.strongest(again(rig.vertex_weights(), 4, 0.01))
+    assert np.abs(w - expected).max() < 1e-5
+    pts, _tris = mesh_in_pixels(ob, LEGS.shape)
+    belly = names.index("belly.L")
+    assert w[:, belly].max() > 0.5 and w[(pts[:, 0] > 61) & (pts[:, 1] < 100), belly].max() < 0.01
