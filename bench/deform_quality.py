@@ -30,8 +30,8 @@ from sprite_rigs import CHARACTERS, COLLAPSED, deformation, flat_corners, pose, 
 from stage import copy_of, select  # noqa: E402
 
 AUTOMATIC = "Automatic Weights"
-# name: the operator's settings (None: Blender's Automatic Weights)
 BLEND = 2.5  # the Joint Blending the README suggests for posing
+# name: the operator's settings (None: Blender's Automatic Weights)
 METHODS = {
     "Geodesic": {"method": 'GEODESIC'},  # the defaults: no Joint Blending
     "Meshfree C²": {"method": 'MESHFREE'},
@@ -77,7 +77,7 @@ def measure(name, methods, folder):
         depsgraph.update()
         for method, ob in meshes.items():
             area, stretch = deformation(rest[method], flat_corners(ob, depsgraph))
-            rows.append((name, pose_name, method, int((area < COLLAPSED).sum()), *np.percentile(stretch, [99]),
+            rows.append((name, pose_name, method, int((area < COLLAPSED).sum()), np.percentile(stretch, 99),
                          stretch.max(), *np.percentile(area, [1, 99])))
     return rows
 
