@@ -1,5 +1,5 @@
-"""The main job: draw the sample character, vectorize it with VIDE, rig it with VIDE's geodesic weights and
-render it.
+"""The main job: draw the sample character, vectorize it with VIDE, rig it with VIDE's geodesic weights (Joint
+Blending 2.5, as the README suggests for posing) and render it.
 
 Writes into out/ (or the folder given with --out):
   character.png   the drawn character (the input image)
@@ -104,7 +104,7 @@ def main():
     arm = build_armature(plane)
     select((plane, arm), arm)
     start = time.perf_counter()
-    bpy.ops.vide.bind_armature()
+    bpy.ops.vide.bind_armature(joint_blend=2.5)
     bind_seconds = time.perf_counter() - start
     weight_colours(plane, "thigh.back")
     bpy.context.scene.display.shading.color_type = 'VERTEX'
@@ -121,7 +121,7 @@ def main():
           f"triangles in {seconds:.2f} s")
     print(f"Render before/after: largest colour difference inside the art "
           f"{np.abs(before[both, :3] - after[both, :3]).max() * 255:.1f}/255 over {both.sum():,} pixels")
-    print(f"Bound to {len(arm.data.bones)} bones with geodesic weights in {bind_seconds:.2f} s")
+    print(f"Bound to {len(arm.data.bones)} bones with geodesic weights (Joint Blending 2.5) in {bind_seconds:.2f} s")
 
     bpy.ops.wm.read_homefile(use_empty=True)
     start = time.perf_counter()

@@ -89,16 +89,26 @@ class BindSettings:
         options={'SKIP_SAVE'},
         description="How far a bone's weight spreads inside the shape: small gives sharp joints (elbows), "
                     "large soft ones (backs, hair). Bones with their own Smoothness use theirs")
+    joint_blend: FloatProperty(
+        name="Joint Blending", default=0.0, min=0.0, soft_max=10.0, options={'SKIP_SAVE'},
+        description="Spreads each bend over about a limb's width by diffusing the weights over the mesh, only "
+                    "between parts the shape joins; 2.5 for characters that bend far at knees, hips, arms. 0 keeps "
+                    "the weights as measured; 1 holds them as hard as Blender's bone heat (Meshfree C² counts it "
+                    "double)")
     max_influences: IntProperty(
         name="Max Influences", default=MAX_INFLUENCES, min=1, max=8, options={'SKIP_SAVE'},
         description="How many bones at most move each vertex (the strongest are kept)")
     prune: FloatProperty(
         name="Prune Below", default=PRUNE, min=0.0, max=0.1, subtype='FACTOR', options={'SKIP_SAVE'},
         description="Weights smaller than this are dropped and the rest renormalized")
+    preserve_volume: BoolProperty(
+        name="Preserve Volume", default=False, options={'SKIP_SAVE'},
+        description="Ticks the Armature modifier's Preserve Volume: bone rotations blend as dual quaternions "
+                    "instead of linearly")
 
     def copy_from(self, other):
         for name in ("method", "smoothness", "max_influences", "prune", "sample_spacing", "spread", "chains",
-                     "joint_pull"):
+                     "joint_pull", "joint_blend", "preserve_volume"):
             setattr(self, name, getattr(other, name))
 
 

@@ -110,8 +110,10 @@ def draw_bind_settings(layout, settings):
         layout.prop(settings, "chains")
         if settings.chains == 'SHRINK':
             layout.prop(settings, "joint_pull")
+    layout.prop(settings, "joint_blend")
     layout.prop(settings, "max_influences")
     layout.prop(settings, "prune")
+    layout.prop(settings, "preserve_volume")
 
 
 class VIDE_OT_update_weights(SaysWhyNot, bpy.types.Operator):
