@@ -22,6 +22,7 @@ from scipy.spatial import cKDTree
 
 from .errors import VideError
 from .geodesic import Domain, one_per_cell, pairs_within
+from .weights import bezier_falloff
 
 LINK_RADIUS = 2.3  # in lattice spacings: links in 16 directions, graph distances within 3% of straight ones
 K_NEIGHBOURS = 8  # samples each mesh vertex looks at
@@ -30,13 +31,6 @@ TIE = 1e-6  # refinement: cells as crowded, or samples as far, to within this ar
 TOUCH = 2.0  # in lattice spacings: real handles closer than this touch (the lattice cannot tell them apart)
 MAX_VIRTUAL = 500
 SPREAD = 0.5  # default λ in r_d = r_v + λ (r_h - r_v), midway between the cell and the nearest other handle
-
-
-def bezier_falloff(x):
-    """f(x) = 1 - 10x³ + 15x⁴ - 6x⁵ on [0, 1] (the degree-5 Bézier with ordinates 1,1,1,0,0,0), 0 beyond:
-    f(0) = 1, f(1) = 0, first and second derivatives 0 at both ends, decreasing in between."""
-    x = np.clip(np.asarray(x, float), 0.0, 1.0)
-    return 1.0 - x**3 * (10.0 - 15.0 * x + 6.0 * x * x)
 
 
 @dataclass
