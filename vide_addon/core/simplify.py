@@ -17,12 +17,13 @@ def simplify_rings(rings, tolerance):
     """Simplified copies of `rings` (each an (n, 2) array, inside on the left); no two chords cross."""
     keeps = [_simplify_ring(r, tolerance) for r in rings]
     closed = [np.vstack([r, r[:1]]) for r in rings]
-    for _ in range(64):
-        crossing = _crossing_chords(closed, keeps)
+    # Each pass keeps more points; with every point kept the rings are the contour, which never crosses.
+    while True:
+        crossing = [(i, a, b) for i, a, b in _crossing_chords(closed, keeps) if b - a > 1]
         if not crossing:
             break
         for ring_index, a, b in crossing:
-            _split(closed[ring_index], keeps[ring_index], a, b)
+            _split(closed[ring_index], keeps[ring_index], a, b, tolerance)
     return [c[k][:-1] for c, k in zip(closed, keeps)]
 
 
@@ -34,14 +35,19 @@ def _simplify_ring(ring, tolerance):
     keep[0] = keep[n] = True
     far = int(np.argmax(np.hypot(*(ring - ring[0]).T)))
     keep[far] = True
-    stack = [(0, far), (far, n)]
+    _refine(chain, keep, [(0, far), (far, n)], tolerance)
+    return keep
+
+
+def _refine(chain, keep, spans, tolerance):
+    """Keeps points inside the spans (a, b) until every chord between kept points may replace its run."""
+    stack = list(spans)
     while stack:
         a, b = stack.pop()
         k = _worst(chain, a, b, tolerance)
         if k is not None:
             keep[k] = True
             stack += [(a, k), (k, b)]
-    return keep
 
 
 def _worst(chain, a, b, tolerance):
@@ -64,14 +70,18 @@ def _worst(chain, a, b, tolerance):
     return a + 1 + int(np.argmax(dist))
 
 
-def _split(chain, keep, a, b):
-    """Keeps the point of the run a..b farthest from its chord (any point, if the chord is degenerate)."""
+def _split(chain, keep, a, b, tolerance):
+    """Keeps the point of the run a..b farthest from its chord (any point, if the chord is degenerate),
+    then whatever the two new chords need so that they do not cut the art either (a chord that was
+    valid for the whole run is not necessarily valid for half of it)."""
     if b - a < 2:
         return
     start, d = chain[a], chain[b] - chain[a]
     rel = chain[a + 1:b] - start
     dist = np.abs(d[0] * rel[:, 1] - d[1] * rel[:, 0]) + 1e-12 * np.hypot(*rel.T)
-    keep[a + 1 + int(np.argmax(dist))] = True
+    k = a + 1 + int(np.argmax(dist))
+    keep[k] = True
+    _refine(chain, keep, [(a, k), (k, b)], tolerance)
 
 
 def _crossing_chords(closed, keeps):
