@@ -21,6 +21,8 @@ from .contour import points_in_edges
 SHARP_CORNER_DEG = 60.0
 # A triangle whose doubled area is below this times its longest edge squared is flat (height < 1e-6 of it).
 _FLAT = 1e-6
+# No point is inserted closer than this (pixels) to another.
+MIN_VERTEX_GAP = 0.02
 
 
 @dataclass
@@ -184,11 +186,16 @@ def quality_triangulation(outline, interior, cdt, min_angle=21.0, max_rounds=25)
         # One batch per round: split every encroached outline edge, insert every other circumcentre.
         new_points, enc = _circumcentres_to_add(points, segments, tris, sharp, min_angle, seg_floor)
         enc |= _encroached_segments(points, segments, tris, seg_floor)
+        mid = _split_points(points, segments, enc, sharp)
+        ok = _clear_of(points, mid)
+        enc[np.flatnonzero(enc)[~ok]] = False
+        mid = mid[ok]
+        new_points = new_points[_clear_of(np.vstack([points, mid]), new_points)]
         if not enc.any() and not len(new_points):
             break
         first_new, split = len(points), segments[enc]
         if enc.any():
-            points, segments = _split_segments(points, segments, enc, sharp)
+            points, segments = _split_segments(points, segments, enc, mid)
         points = np.vstack([points, new_points])
         sharp = np.concatenate([sharp, np.zeros(len(points) - len(sharp), bool)])
         tris = _retriangulate(points, tris, first_new, split, cdt)
@@ -312,9 +319,9 @@ def _encroached_segments(points, segments, tris, seg_floor):
     return enc & (length > 2 * seg_floor)
 
 
-def _split_segments(points, segments, enc, sharp):
-    """Splits the flagged outline edges: at the middle, or at a power-of-two distance from a sharp corner
-    (concentric shells, so that splits on the two sides of a sharp corner do not chase each other)."""
+def _split_points(points, segments, enc, sharp):
+    """Where to split the flagged outline edges: at the middle, or at a power-of-two distance from a sharp
+    corner (concentric shells, so that splits on the two sides of a sharp corner do not chase each other)."""
     a, b = segments[enc, 0], segments[enc, 1]
     pa, pb = points[a], points[b]
     length = np.hypot(*(pb - pa).T)
@@ -323,10 +330,26 @@ def _split_segments(points, segments, enc, sharp):
     t = np.where(sharp[a] & ~sharp[b], shell / length, t)
     t = np.where(sharp[b] & ~sharp[a], 1.0 - shell / length, t)
     t = np.clip(t, 0.25, 0.75)
-    mid = pa + t[:, None] * (pb - pa)
+    return pa + t[:, None] * (pb - pa)
+
+
+def _split_segments(points, segments, enc, mid):
+    """Splits the flagged outline edges at `mid` (one point each, in order)."""
+    a, b = segments[enc, 0], segments[enc, 1]
     new = np.arange(len(points), len(points) + len(mid))
     segments = np.vstack([segments[~enc], np.stack([a, new], axis=1), np.stack([new, b], axis=1)])
     return np.vstack([points, mid]), segments
+
+
+def _clear_of(points, new, gap=MIN_VERTEX_GAP):
+    """Mask of the `new` points at least `gap` from every point and from each other (of two that crowd each
+    other, the first stays). Two sides of a needle-sharp corner would otherwise be split a hair apart."""
+    if not len(new):
+        return np.zeros(0, bool)
+    ok = np.isinf(cKDTree(points).query(new, distance_upper_bound=gap)[0])
+    pairs = cKDTree(new).query_pairs(gap, output_type="ndarray")
+    ok[pairs.max(axis=1)] = False
+    return ok
 
 
 def _circumcentres_to_add(points, segments, tris, sharp, min_angle, seg_floor):
