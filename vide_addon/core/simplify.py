@@ -87,6 +87,8 @@ def _worst(chain, a, b, tolerance):
     side = (d[0] * rel[:, 1] - d[1] * rel[:, 0]) / length  # > 0: inside (left of the chord)
     if side.min() < -_CUT_EPS:
         return a + 1 + int(np.argmin(side))
+    if side.max() > tolerance:  # farther than that from the line, so from the chord too
+        return a + 1 + int(np.argmax(side))
     t = np.clip(rel @ d / length**2, 0.0, 1.0)
     dist = np.hypot(*(rel - t[:, None] * d).T)
     if dist.max() <= tolerance:
@@ -132,7 +134,7 @@ def _crossing_chords(closed, keeps):
     return [tuple(owner[k, :3]) for k in bad]
 
 
-def _near_pairs(p, q, step=0.5):
+def _near_pairs(p, q, step=4.0):
     """Pairs of chords whose samples (every `step` at most) come within `step` + 2 MIN_GAP: a superset of the
     pairs that cross or come closer than MIN_GAP."""
     lengths = np.hypot(*(q - p).T)
