@@ -14,7 +14,7 @@ from mesh_properties import failures, mesh_problems
 
 # (scale, every n-th sprite): all at 1x; at the other scales a subset, offset per scale so that
 # together they cover different sprites.
-SUBSETS = {1: 1, 2: 8, 2.5: 3, 3: 8, 8: 48}
+SUBSETS = {1: 1, 2: 12, 2.5: 6, 3: 12, 8: 96}
 
 
 def check(vide, alpha):
@@ -47,13 +47,8 @@ def test_every_sprite_vectorizes_with_every_mesh_property(vide, sprites, scale):
     assert not bad, f"{len(bad)} of {len(chosen)} sprites at {scale}x: {bad}"
 
 
-NEEDLE = pytest.mark.xfail(strict=True, reason="known limit: where a one-pixel diagonal line (pixels touching only "
-                           "at corners) meets another line, the outline has a needle-sharp corner (under 1°) and one "
-                           "triangle next to it, not touching it, keeps 17°")
-
-
-@pytest.mark.parametrize("name, size", [(name, size) for name in HARD_SHAPES for size in (96, 200)
-                                        if (name, size) != ("lines", 200)] + [pytest.param("lines", 200, marks=NEEDLE)])
+@pytest.mark.parametrize("name", HARD_SHAPES)
+@pytest.mark.parametrize("size", [96, 200])
 def test_hard_shapes_vectorize_with_every_mesh_property(vide, name, size):
     """Combs and spirals with 1 px gaps, checkerboards and diagonal pixels touching at corners, one-pixel
     lines, shapes along the image border, noise blobs with islands and holes, no transparency at all."""

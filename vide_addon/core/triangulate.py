@@ -186,8 +186,7 @@ def quality_triangulation(outline, interior, cdt, min_angle=21.0, max_rounds=25)
         # One batch per round: split every encroached outline edge, insert every other circumcentre.
         new_points, enc = _circumcentres_to_add(points, segments, tris, sharp, min_angle, seg_floor)
         enc |= _encroached_segments(points, segments, tris, seg_floor)
-        mid = _split_points(points, segments, enc, sharp)
-        ok = _clear_of(points, mid)
+        mid, ok = _clear_splits(points, segments, enc, sharp)
         enc[np.flatnonzero(enc)[~ok]] = False
         mid = mid[ok]
         new_points = new_points[_clear_of(np.vstack([points, mid]), new_points)]
@@ -319,9 +318,10 @@ def _encroached_segments(points, segments, tris, seg_floor):
     return enc & (length > 2 * seg_floor)
 
 
-def _split_points(points, segments, enc, sharp):
+def _split_points(points, segments, enc, sharp, shift=0.0):
     """Where to split the flagged outline edges: at the middle, or at a power-of-two distance from a sharp
-    corner (concentric shells, so that splits on the two sides of a sharp corner do not chase each other)."""
+    corner (concentric shells, so that splits on the two sides of a sharp corner do not chase each other);
+    `shift` moves the points along their edges by that fraction of the edge."""
     a, b = segments[enc, 0], segments[enc, 1]
     pa, pb = points[a], points[b]
     length = np.hypot(*(pb - pa).T)
@@ -329,8 +329,24 @@ def _split_points(points, segments, enc, sharp):
     shell = 2.0 ** np.round(np.log2(np.maximum(length / 2, 1e-12)))
     t = np.where(sharp[a] & ~sharp[b], shell / length, t)
     t = np.where(sharp[b] & ~sharp[a], 1.0 - shell / length, t)
-    t = np.clip(t, 0.25, 0.75)
+    t = np.clip(t + shift, 0.25, 0.75)
     return pa + t[:, None] * (pb - pa)
+
+
+def _clear_splits(points, segments, enc, sharp, gap=MIN_VERTEX_GAP):
+    """Split points for the flagged outline edges, and which of them have room: one that falls within `gap`
+    of another point (a vertex of a ring that passes a hair away) moves along its edge instead."""
+    tree = cKDTree(points)
+    mid = _split_points(points, segments, enc, sharp)
+    found = np.zeros(len(mid), bool)
+    for shift in (0.0, -0.2, 0.2):
+        alt = _split_points(points, segments, enc, sharp, shift) if shift else mid.copy()
+        take = np.isinf(tree.query(alt, distance_upper_bound=gap)[0]) & ~found if len(alt) else found
+        mid[take] = alt[take]
+        found |= take
+    if len(mid):
+        found[cKDTree(mid).query_pairs(gap, output_type="ndarray").max(axis=1, initial=-1)] = False
+    return mid, found
 
 
 def _split_segments(points, segments, enc, mid):
