@@ -72,7 +72,7 @@ def main():
     parser.add_argument("--limit", type=int, default=0, help="only the first N sprites")
     parser.add_argument("--hard-size", type=int, nargs="*", default=(256, 1024))
     parser.add_argument("--verbose", action="store_true", help="one line per failing case")
-    args = parser.parse_args()
+    args, _others = parser.parse_known_args()  # `./run bench` passes every script the same options
     vide = dev_addon.enable()
     files = kenney_files()[:args.limit or None]
     sprites = [(f.stem, load_alpha(f)) for f in files]
