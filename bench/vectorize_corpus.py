@@ -41,11 +41,11 @@ def run_case(vide, alpha):
     return mesh_problems(alpha, result.points, result.triangles), None, seconds, len(result.points)
 
 
-def row(label, cases, verbose):
-    """Runs the cases [(name, alpha)] and prints their summary row."""
+def row(label, cases, run, verbose):
+    """Runs the cases [(name, alpha)] through `run` and prints their summary row."""
     errors, counts, worst_angle, worst_cover, slowest = 0, dict.fromkeys(PROPS, 0), 90.0, 1.0, (0.0, "")
     verts = []
-    for name, alpha, run in cases:
+    for name, alpha in cases:
         problems, error, seconds, n = run(alpha)
         slowest = max(slowest, (seconds, name))
         if error:
@@ -59,7 +59,8 @@ def row(label, cases, verbose):
         worst_angle = min(worst_angle, problems["angle"][1])
         worst_cover = min(worst_cover, problems["coverage"][1])
         if verbose and failures(problems):
-            print(f"    {name}: " + ", ".join(f"{p} {problems[p][0]} ({problems[p][1]:.3g})" for p in failures(problems)))
+            found = ", ".join(f"{p} {problems[p][0]} ({problems[p][1]:.3g})" for p in failures(problems))
+            print(f"    {name}: {found}")
     cells = " ".join(f"{counts[p]:>8}" for p in PROPS)
     print(f"{label:>16} {len(cases):>5} {errors:>6} {cells} {worst_angle:>8.2f} {100 * worst_cover:>8.3f}% "
           f"{int(np.median(verts)) if verts else 0:>6} {slowest[0]:>6.2f} {slowest[1]}", flush=True)
@@ -82,15 +83,15 @@ def main():
               + f" {'min angle':>8} {'coverage':>9} {'verts':>6} {'slowest':>6}")
     print(header)
     print("-" * len(header))
-    run = lambda alpha: run_case(vide, alpha)  # noqa: E731
     bad = 0
+    run = lambda alpha: run_case(vide, alpha)  # noqa: E731
     for scale in args.scales:
         scale = int(scale) if float(scale).is_integer() else scale
-        cases = [(name, resize_bilinear(alpha, scale), run) for name, alpha in sprites]
-        bad += row(f"kenney x{scale}", cases, args.verbose)
+        cases = [(name, resize_bilinear(alpha, scale)) for name, alpha in sprites]
+        bad += row(f"kenney x{scale}", cases, run, args.verbose)
     for name, make in HARD_SHAPES.items():
-        cases = [(f"{name} {size}", make(size), run) for size in args.hard_size]
-        bad += row(name, cases, args.verbose)
+        cases = [(f"{name} {size}", make(size)) for size in args.hard_size]
+        bad += row(name, cases, run, args.verbose)
     print(f"\n{bad} case-property violations in all" if bad else "\nEvery case has every property.")
 
 

@@ -340,13 +340,11 @@ def _clear_splits(points, segments, enc, sharp, gap=MIN_VERTEX_GAP):
     mid = _split_points(points, segments, enc, sharp)
     found = np.zeros(len(mid), bool)
     for shift in (0.0, -0.2, 0.2):
-        alt = _split_points(points, segments, enc, sharp, shift) if shift else mid.copy()
-        take = np.isinf(tree.query(alt, distance_upper_bound=gap)[0]) & ~found if len(alt) else found
+        alt = _split_points(points, segments, enc, sharp, shift)
+        take = ~found & np.isinf(tree.query(alt, distance_upper_bound=gap)[0])
         mid[take] = alt[take]
         found |= take
-    if len(mid):
-        found[cKDTree(mid).query_pairs(gap, output_type="ndarray").max(axis=1, initial=-1)] = False
-    return mid, found
+    return mid, found & _clear_of(np.empty((0, 2)), mid, gap)
 
 
 def _split_segments(points, segments, enc, mid):
@@ -362,9 +360,8 @@ def _clear_of(points, new, gap=MIN_VERTEX_GAP):
     other, the first stays). Two sides of a needle-sharp corner would otherwise be split a hair apart."""
     if not len(new):
         return np.zeros(0, bool)
-    ok = np.isinf(cKDTree(points).query(new, distance_upper_bound=gap)[0])
-    pairs = cKDTree(new).query_pairs(gap, output_type="ndarray")
-    ok[pairs.max(axis=1)] = False
+    ok = np.isinf(cKDTree(points).query(new, distance_upper_bound=gap)[0]) if len(points) else np.ones(len(new), bool)
+    ok[cKDTree(new).query_pairs(gap, output_type="ndarray").max(axis=1, initial=-1)] = False
     return ok
 
 
