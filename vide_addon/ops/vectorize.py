@@ -41,6 +41,9 @@ def vectorize_object(ob, settings, progress=None):
     alpha = read_alpha(image)
     h, w = alpha.shape
     result = vectorize(alpha, settings.to_core(), cdt.triangulate, progress)
+    if ob.data.shape_keys:
+        result.warnings.append(f"its {len(ob.data.shape_keys.key_blocks)} shape keys were dropped: the new mesh "
+                               "has other vertices, so they cannot carry over")
     uv = result.points / np.array([w, h], np.float64)
     tris = result.triangles[:, ::-1] if flip else result.triangles
     old, before = ob.data, (ob.vide.image, tuple(ob.vide.uv_to_local), ob.vide.flip)
