@@ -13,8 +13,15 @@ Columns, per method:
   mirror point (interpolated in the mesh there);
 - *unweighted*: vertices with no weight at all.
 
-    ./run bench            or    .venv/bpy-4.5/bin/python bench/weights_real.py
+Then a sweep over the corpus (`--sweep N`: every N-th sprite, at 1x, 2.5x and 8x) with rigs made automatically
+(sample_scenes/sprite_corpus.py: bones along the shape's skeleton, joints 0-3 px apart, some past the silhouette):
+how many binds went through, had valid weights (sum 1, at most 4 bones, none negative, none unweighted) and put
+under 0.01 where a bone is near in a straight line but far inside the shape (pixel-grid reference).
+
+    ./run bench            or    .venv/bpy-4.5/bin/python bench/weights_real.py [--sweep N]
 """
+
+import argparse
 
 import os
 import sys
@@ -32,7 +39,7 @@ import bpy  # noqa: E402
 import numpy as np  # noqa: E402
 import sprite_corpus as corpus  # noqa: E402
 import sprite_rigs  # noqa: E402
-from helpers import bone_weights, interpolate_on_mesh, mesh_in_pixels  # noqa: E402
+from helpers import add_armature, bone_weights, interpolate_on_mesh, mesh_in_pixels, pixel_to_world  # noqa: E402
 from rig import bend, build_armature  # noqa: E402
 from stage import copy_of, import_plane, load_png, save_png, select  # noqa: E402
 
@@ -108,7 +115,51 @@ def mirror_difference(ob, arm, rgba):
     return diff.max(), diff.mean()
 
 
+def sweep(every, folder):
+    """Automatic rigs over the corpus: counts of binds, valid weights and no leak, per method and scale."""
+    names = corpus.sprite_names()[::every]
+    print(f"\nCorpus sweep: {len(names)} sprites (every {every}th), automatic rigs of 8 bones")
+    print(f"{'scale':<7}{'method':<14}{'cases':>7}{'binds':>7}{'valid':>7}{'no leak':>9}{'worst leak':>12}")
+    for scale in (1.0, 2.5, 8.0):
+        counts = {m: [0, 0, 0, 0, 0.0] for m in ("GEODESIC", "MESHFREE")}
+        for i, name in enumerate(names):
+            bpy.ops.wm.read_homefile(use_empty=True)
+            rgba = corpus.resized(load_png(corpus.CORPUS / f"{name}.png"), scale)
+            if (rgba[..., 3] >= corpus.THRESHOLD).sum() < 64:
+                continue
+            plane = import_plane(save_png(Path(folder) / f"s{i}-{scale}.png", rgba))
+            bpy.ops.vide.vectorize_image()
+            rig = corpus.auto_rig(rgba[..., 3], bones=8, seed=i)
+            if len(rig) < 2:  # too small a shape for a skeleton
+                continue
+            shape = rgba.shape[:2]
+            arm = add_armature({n: tuple(pixel_to_world(plane, shape, [h, t])) for n, (h, t) in rig.items()})
+            pts, _ = mesh_in_pixels(plane, shape)
+            grid = corpus.PixelGrid(corpus.main_piece(rgba[..., 3]))
+            v, b, _ = corpus.leak_pairs(grid, rig, pts, max(shape))
+            for method, c in counts.items():
+                ob = copy_of(plane)
+                select((ob, arm), arm)
+                c[0] += 1
+                try:
+                    bpy.ops.vide.bind_armature(method=method)
+                except RuntimeError:
+                    continue
+                c[1] += 1
+                w = bone_weights(ob, list(rig))
+                c[2] += bool(np.abs(w.sum(axis=1) - 1).max() < 1e-6 and (w > 0).sum(axis=1).max() <= 4
+                             and w.min() >= 0)
+                leak = w[v, b].max(initial=0.0)
+                c[3] += bool(leak < 0.01)
+                c[4] = max(c[4], leak)
+        for method, (cases, binds, valid, clean, worst) in counts.items():
+            print(f"{scale:<7}{method.title():<14}{cases:>7}{binds:>7}{valid:>7}{clean:>9}{worst:>12.3f}", flush=True)
+
+
 def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sweep", type=int, default=4, help="every N-th sprite of the corpus (0: no sweep)")
+    args, _others = parser.parse_known_args()  # ./run bench passes the same arguments to every bench
     dev_addon.enable()
     folder = tempfile.mkdtemp()
     print(f"Blender {bpy.app.version_string}; rigs from sample_scenes/sprite_rigs.py; leak and mirror are weights, "
@@ -147,6 +198,8 @@ def main():
                     mirror = f"{mx:.3f}", f"{mean:.4f}"
             print(f"{name + f' {scale}x':<22}{method:<19}{'yes':<8}{leak:>7.3f}{moved:>15.2f}{own:>16.1f}"
                   f"{mirror[0]:>12}{mirror[1]:>8}{unweighted:>12}", flush=True)
+    if args.sweep:
+        sweep(args.sweep, folder)
 
 
 if __name__ == "__main__":
