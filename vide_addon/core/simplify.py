@@ -18,10 +18,22 @@ _CUT_EPS = 1e-3
 # contour itself keeps 0.014 px between rings where pixels touch diagonally (crossings stay 0.01 px off
 # pixel centres), so splitting always ends; the mesh then never has two vertices closer than 0.01 px.
 MIN_GAP = 0.0125
+_TIED = 1e-9  # px: points this close to each other in what decides which to keep are kept together
+
+
+def _lowest(ring):
+    """Index of the ring's lowest point (the leftmost of those): where its simplification starts."""
+    low = np.flatnonzero(ring[:, 1] <= ring[:, 1].min() + _TIED)
+    return int(low[np.argmin(ring[low, 0])])
 
 
 def simplify_rings(rings, tolerance):
-    """Simplified copies of `rings` (each an (n, 2) array, inside on the left); no two chords cross."""
+    """Simplified copies of `rings` (each an (n, 2) array, inside on the left); no two chords cross.
+
+    Each ring starts from its extreme points (lowest, highest, leftmost, rightmost: every one tied for them),
+    not from wherever the contour started it, and every point tied for the one to keep goes in: a mirror-
+    symmetric (or half-turn symmetric) shape gets a symmetric outline."""
+    rings = [np.roll(r, -_lowest(r), axis=0) for r in rings]
     keeps = [_simplify_ring(r, tolerance) for r in rings]
     closed = [np.vstack([r, r[:1]]) for r in rings]
     # Each pass keeps more points; with every point kept the rings are the contour, which never crosses.
@@ -39,10 +51,11 @@ def _simplify_ring(ring, tolerance):
     n = len(ring)
     chain = np.vstack([ring, ring[:1]])
     keep = np.zeros(n + 1, bool)
-    keep[0] = keep[n] = True
-    far = int(np.argmax(np.hypot(*(ring - ring[0]).T)))
-    keep[far] = True
-    _refine(chain, keep, [(0, far), (far, n)], tolerance)
+    keep[n] = True
+    for coord in (ring[:, 0], ring[:, 1]):
+        keep[:n] |= (coord <= coord.min() + _TIED) | (coord >= coord.max() - _TIED)
+    idx = np.flatnonzero(keep)
+    _refine(chain, keep, list(zip(idx[:-1], idx[1:])), tolerance)
     _drop_straight(chain, keep, tolerance)
     return keep
 
@@ -71,11 +84,18 @@ def _refine(chain, keep, spans, tolerance):
         k = _worst(chain, a, b, tolerance)
         if k is not None:
             keep[k] = True
-            stack += [(a, k), (k, b)]
+            ends = np.concatenate([[a], k, [b]])
+            stack += list(zip(ends[:-1], ends[1:]))
+
+
+def _tied(values, best):
+    """Every index whose value is within _TIED of the best one (so mirror images are kept together)."""
+    return np.flatnonzero(np.abs(values - values[best]) <= _TIED)
 
 
 def _worst(chain, a, b, tolerance):
-    """The point that must be kept between a and b, or None if the chord a-b may replace them."""
+    """The points that must be kept between a and b (all tied for it), or None if the chord a-b may replace
+    them."""
     if b - a < 2:
         return None
     start, run = chain[a], chain[a + 1:b]
@@ -83,31 +103,36 @@ def _worst(chain, a, b, tolerance):
     length = np.hypot(*d)
     rel = run - start
     if length < 1e-12:
-        return a + 1 + int(np.argmax(np.hypot(*rel.T)))
+        far = np.hypot(*rel.T)
+        return a + 1 + _tied(far, np.argmax(far))
     side = (d[0] * rel[:, 1] - d[1] * rel[:, 0]) / length  # > 0: inside (left of the chord)
     if side.min() < -_CUT_EPS:
-        return a + 1 + int(np.argmin(side))
-    if side.max() > tolerance:  # farther than that from the line, so from the chord too
-        return a + 1 + int(np.argmax(side))
+        return a + 1 + _tied(side, np.argmin(side))
+    # Pixel contours put points at exactly the tolerance: within _TIED it counts as within, whichever way
+    # rounding went, so mirror images take the same branch.
+    if side.max() > tolerance + _TIED:  # farther than that from the line, so from the chord too
+        return a + 1 + _tied(side, np.argmax(side))
     t = np.clip(rel @ d / length**2, 0.0, 1.0)
     dist = np.hypot(*(rel - t[:, None] * d).T)
-    if dist.max() <= tolerance:
+    if dist.max() <= tolerance + _TIED:
         return None
-    return a + 1 + int(np.argmax(dist))
+    return a + 1 + _tied(dist, np.argmax(dist))
 
 
 def _split(chain, keep, a, b, tolerance):
-    """Keeps the point of the run a..b farthest from its chord (any point, if the chord is degenerate),
-    then whatever the two new chords need so that they do not cut the art either (a chord that was
-    valid for the whole run is not necessarily valid for half of it)."""
+    """Keeps the points of the run a..b farthest from its chord (all tied for it; from its start, if the chord
+    is degenerate), then whatever the new chords need so that they do not cut the art either (a chord that
+    was valid for the whole run is not necessarily valid for part of it)."""
     if b - a < 2:
         return
     start, d = chain[a], chain[b] - chain[a]
     rel = chain[a + 1:b] - start
-    dist = np.abs(d[0] * rel[:, 1] - d[1] * rel[:, 0]) + 1e-12 * np.hypot(*rel.T)
-    k = a + 1 + int(np.argmax(dist))
+    length = np.hypot(*d)
+    dist = np.abs(d[0] * rel[:, 1] - d[1] * rel[:, 0]) / length if length > 1e-12 else np.hypot(*rel.T)
+    k = a + 1 + _tied(dist, np.argmax(dist))
     keep[k] = True
-    _refine(chain, keep, [(a, k), (k, b)], tolerance)
+    ends = np.concatenate([[a], k, [b]])
+    _refine(chain, keep, list(zip(ends[:-1], ends[1:])), tolerance)
 
 
 def _crossing_chords(closed, keeps):
