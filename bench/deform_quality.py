@@ -1,12 +1,14 @@
-"""Deformation quality: the sample character bound with VIDE's Meshfree C² and Geodesic weights and with
-Blender's Automatic Weights, then posed twice: the front shin bent 90° at the knee, and the torso turned 30°
-with the thighs turned back (a bend at the waist with the legs still). For each method and pose: vertices left
-without weights, triangles flipped, triangles deformed (not just moved), the spread of their area change (5th to
-95th percentile of posed / rest area), and the time to bind, side by side in one run.
+"""Deformation quality: test characters (the sample character and Kenney sprites, `sample_scenes/sprite_rigs.py`)
+each bound on the same mesh with VIDE's Geodesic and Meshfree C² weights and with Blender's Automatic Weights,
+then posed in five test poses each. For each character, pose and method: triangles flipped or collapsed (posed
+area under 5% of rest, or of the other sign), the 99th percentile and the largest distortion σ1/σ2 (singular
+values of each triangle's rest-to-posed map; 1 for a triangle that only moved), and the 1st and 99th percentile of
+posed / rest area; then per method the totals and how many poses came out worse than Automatic Weights.
 
-    ./run bench            or    .venv/bpy-4.5/bin/python bench/deform_quality.py
+    ./run bench            or    .venv/bpy-4.5/bin/python bench/deform_quality.py [--characters a,b] [--methods x,y]
 """
 
+import argparse
 import os
 import sys
 import tempfile
@@ -24,73 +26,94 @@ dev_addon.isolate_user_folder()
 
 import bpy  # noqa: E402
 import numpy as np  # noqa: E402
-from rig import bend, rigged_character  # noqa: E402
+from sprite_rigs import CHARACTERS, COLLAPSED, deformation, flat_corners, pose, rigged  # noqa: E402
 from stage import copy_of, select  # noqa: E402
 
-POSES = {"knee 90°": {"shin.front": 90}, "waist 30°": {"torso": 30, "thigh.front": -30, "thigh.back": -30}}
-METHODS = ("Meshfree C²", "Geodesic", "Automatic Weights")
+AUTOMATIC = "Automatic Weights"
+BLEND = 2.5  # the Joint Blending the README suggests for posing
+# name: the operator's settings (None: Blender's Automatic Weights)
+METHODS = {
+    "Geodesic": {"method": 'GEODESIC'},  # the defaults: no Joint Blending
+    "Meshfree C²": {"method": 'MESHFREE'},
+    "Geodesic blend 2.5": {"method": 'GEODESIC', "joint_blend": BLEND},
+    "Meshfree blend 2.5": {"method": 'MESHFREE', "joint_blend": BLEND},
+    "Geodesic blend 1": {"method": 'GEODESIC', "joint_blend": 1.0},  # as hard as Blender's bone heat
+    "Meshfree blend 1": {"method": 'MESHFREE', "joint_blend": 1.0},
+    "Geodesic PV": {"method": 'GEODESIC', "preserve_volume": True},  # Preserve Volume, no blending
+    "Meshfree PV": {"method": 'MESHFREE', "preserve_volume": True},
+    "Geodesic b2.5 PV": {"method": 'GEODESIC', "joint_blend": BLEND, "preserve_volume": True},
+    "Meshfree b2.5 PV": {"method": 'MESHFREE', "joint_blend": BLEND, "preserve_volume": True},
+    AUTOMATIC: None,
+}
 
 
-def flat_triangles(ob, depsgraph=None):
-    """Signed areas of the mesh's triangles in the picture's plane (x-z), rest or evaluated."""
-    source = ob.evaluated_get(depsgraph) if depsgraph else ob
-    me = source.to_mesh() if depsgraph else ob.data
-    co = np.empty(len(me.vertices) * 3)
-    me.vertices.foreach_get("co", co)
-    co = co.reshape(-1, 3) @ np.array(source.matrix_world)[:3, :3].T
-    me.calc_loop_triangles()
-    tris = np.empty(len(me.loop_triangles) * 3, np.int64)
-    me.loop_triangles.foreach_get("vertices", tris)
-    if depsgraph:
-        source.to_mesh_clear()
-    p = co[:, [0, 2]][tris.reshape(-1, 3)]
-    return 0.5 * np.cross(p[:, 1] - p[:, 0], p[:, 2] - p[:, 0])
-
-
-def bind(ob, arm, method):
+def bind(ob, arm, settings):
     select((ob, arm), arm)
     start = time.perf_counter()
-    if method == "Automatic Weights":
+    if settings is None:
         bpy.ops.object.parent_set(type='ARMATURE_AUTO')
     else:
-        bpy.ops.vide.bind_armature(method='MESHFREE' if method == "Meshfree C²" else 'GEODESIC')
+        bpy.ops.vide.bind_armature(**settings)
     return time.perf_counter() - start
 
 
-def main():
-    dev_addon.enable()
+def measure(name, methods, folder):
+    """Rows (character, pose, method, flipped, p99, max, area p1, area p99) for one character."""
     bpy.ops.wm.read_homefile(use_empty=True)
+    plane, arm = rigged(name, folder)
+    meshes, seconds = {}, {}
+    for method in methods:
+        ob = copy_of(plane)
+        seconds[method] = bind(ob, arm, METHODS[method])
+        meshes[method] = ob
+    plane.hide_set(True)
+    rest = {m: flat_corners(ob) for m, ob in meshes.items()}
+    print(f"{name}: {len(plane.data.vertices):,} vertices, {len(plane.data.polygons):,} triangles, "
+          f"{len(arm.data.bones)} bones; bind s: " + ", ".join(f"{m} {s:.2f}" for m, s in seconds.items()))
+    rows = []
+    for pose_name, angles in CHARACTERS[name].poses.items():
+        pose(arm, angles)
+        depsgraph = bpy.context.evaluated_depsgraph_get()
+        depsgraph.update()
+        for method, ob in meshes.items():
+            area, stretch = deformation(rest[method], flat_corners(ob, depsgraph))
+            rows.append((name, pose_name, method, int((area < COLLAPSED).sum()), np.percentile(stretch, 99),
+                         stretch.max(), *np.percentile(area, [1, 99])))
+    return rows
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--characters", default=",".join(CHARACTERS))
+    parser.add_argument("--methods", default=",".join(METHODS))
+    args = parser.parse_args()
+    methods = args.methods.split(",")
+    if AUTOMATIC not in methods:
+        methods.append(AUTOMATIC)
+    dev_addon.enable()
+    rows = []
     with tempfile.TemporaryDirectory() as folder:
-        plane, arm = rigged_character(folder)
-        meshes, seconds = {}, {}
-        for method in METHODS:
-            ob = copy_of(plane)
-            seconds[method] = bind(ob, arm, method)
-            meshes[method] = ob
-        plane.hide_set(True)
-        rest = {m: flat_triangles(ob) for m, ob in meshes.items()}
-        print(f"Blender {bpy.app.version_string}; sample character, {len(plane.data.vertices):,} vertices, "
-              f"{len(plane.data.polygons):,} triangles, {len(arm.data.bones)} bones")
-        header = (f"{'pose':<10} {'method':<18} {'unweighted':>10} {'flipped':>8} {'deformed':>9} {'area p5':>8} "
-                  f"{'area p95':>9} {'bind s':>7}")
-        print(header)
-        print("-" * len(header))
-        for pose, angles in POSES.items():
-            for bone in arm.pose.bones:
-                bone.rotation_quaternion = (1, 0, 0, 0)
-            for bone, degrees in angles.items():
-                bend(arm, bone, degrees)
-            depsgraph = bpy.context.evaluated_depsgraph_get()
-            depsgraph.update()
-            for method, ob in meshes.items():
-                posed = flat_triangles(ob, depsgraph)
-                ratio = posed / rest[method]
-                flipped = int((ratio <= 0).sum())
-                deformed = np.abs(ratio - 1) > 1e-4  # triangles that did not just move rigidly
-                p5, p95 = np.percentile(ratio[deformed], [5, 95]) if deformed.any() else (1.0, 1.0)
-                unweighted = sum(1 for v in ob.data.vertices if not any(g.weight > 0 for g in v.groups))
-                print(f"{pose:<10} {method:<18} {unweighted:>10} {flipped:>8} {int(deformed.sum()):>9} {p5:>8.3f} "
-                      f"{p95:>9.3f} {seconds[method]:>7.2f}")
+        for name in args.characters.split(","):
+            rows += measure(name, methods, folder)
+    print(f"\nBlender {bpy.app.version_string}; flipped: posed area < {COLLAPSED:.0%} of rest or of the other sign; "
+          "σ1/σ2: each triangle's stretch")
+    header = (f"{'character':<17} {'pose':<10} {'method':<20} {'flipped':>7} {'σ p99':>6} {'σ max':>7} "
+              f"{'area p1':>8} {'area p99':>8}")
+    print(header)
+    print("-" * len(header))
+    auto = {(r[0], r[1]): r for r in rows if r[2] == AUTOMATIC}
+    for r in rows:
+        a = auto[r[0], r[1]]
+        mark = (" F" if r[3] > a[3] else "  ") + ("D" if r[4] > a[4] * (1 + 1e-3) else " ")
+        print(f"{r[0]:<17} {r[1]:<10} {r[2]:<20} {r[3]:>7} {r[4]:>6.2f} {r[5]:>7.1f} {r[6]:>8.3f} {r[7]:>8.3f}{mark}")
+    print("F: more flipped than Automatic Weights; D: p99 σ1/σ2 higher")
+    print(f"\n{'method':<20} {'flipped':>7} {'mean σ p99':>10} {'poses worse (flipped / p99)':>28}")
+    for method in methods:
+        mine = [r for r in rows if r[2] == method]
+        more = sum(r[3] > auto[r[0], r[1]][3] for r in mine)
+        higher = sum(r[4] > auto[r[0], r[1]][4] * (1 + 1e-3) for r in mine)
+        print(f"{method:<20} {sum(r[3] for r in mine):>7} {np.mean([r[4] for r in mine]):>10.2f} "
+              f"{f'{more} / {higher} of {len(mine)}':>28}")
 
 
 if __name__ == "__main__":

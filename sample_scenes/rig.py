@@ -26,23 +26,24 @@ BONES = {
 CANVAS = 1024
 
 
-def canvas_to_world(plane, px):
-    """World position of a canvas pixel on a vectorized image plane."""
+def canvas_to_world(plane, px, canvas=(CANVAS, CANVAS)):
+    """World position of a canvas pixel on a vectorized image plane whose image is `canvas` (width, height)."""
     m = np.array(plane.vide.uv_to_local).reshape(3, 3)
-    local = np.array([px[0] / CANVAS, px[1] / CANVAS, 1.0]) @ m
+    local = np.array([px[0] / canvas[0], px[1] / canvas[1], 1.0]) @ m
     return plane.matrix_world @ Vector(local)
 
 
-def build_armature(plane, name="Rig"):
-    """An armature with BONES on `plane`, in its rest pose."""
+def build_armature(plane, name="Rig", bones=BONES, canvas=(CANVAS, CANVAS)):
+    """An armature with `bones` (given like BONES, in pixels of a `canvas` (width, height) image) on `plane`, in
+    its rest pose."""
     arm = bpy.data.objects.new(name, bpy.data.armatures.new(name))
     bpy.context.scene.collection.objects.link(arm)
     arm.show_in_front = True
     select((arm,), arm)
     bpy.ops.object.mode_set(mode='EDIT')
-    for bone, (head, tail, parent, connected) in BONES.items():
+    for bone, (head, tail, parent, connected) in bones.items():
         eb = arm.data.edit_bones.new(bone)
-        eb.head, eb.tail = canvas_to_world(plane, head), canvas_to_world(plane, tail)
+        eb.head, eb.tail = canvas_to_world(plane, head, canvas), canvas_to_world(plane, tail, canvas)
         if parent:
             eb.parent = arm.data.edit_bones[parent]
             eb.use_connect = connected

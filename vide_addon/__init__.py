@@ -1,11 +1,23 @@
 """VIDE: turns 2D images into rigged, animatable cutout characters inside Blender.
 
-Layout: `core/` is pure numpy/scipy (contours, outlines, triangulation); `bridge/` moves data between
-Blender and numpy in bulk; `ops/` holds one operator per module; `props.py` the property groups;
+Layout: `core/` is pure numpy/scipy (contours, outlines, triangulation, weights); `bridge/` moves data between
+Blender and numpy in bulk; `ops/` holds the operators, one module per task; `props.py` the property groups;
 `ui.py` the sidebar tab.
+
+bpy is imported only on registering, so that `vide_addon.core` imports with numpy and scipy alone.
 """
 
-import bpy
+SUBMODULES = ["props", "ops", "ui", "binding", "cli"]  # registered in this order, unregistered in reverse
+_unregister = []
 
-# The factory imports the submodules and registers them in this order (and unregisters in reverse).
-register, unregister = bpy.utils.register_submodule_factory(__name__, ["props", "ops", "ui", "binding"])
+
+def register():
+    import bpy
+
+    register_submodules, unregister_submodules = bpy.utils.register_submodule_factory(__name__, SUBMODULES)
+    register_submodules()
+    _unregister.append(unregister_submodules)
+
+
+def unregister():
+    _unregister.pop()()

@@ -17,6 +17,7 @@ from .bridge.rig import attach, deform_bones, mesh_in_plane, write_groups
 from .core.errors import VideError
 from .core.meshfree_bones import BoneRig
 from .core.geodesic import Domain, bone_distances
+from .core.smooth_weights import GEODESIC_REACH, MESHFREE_SCALE, JointBlend, exponential_seeds
 from .core.weights import falloff_weights, strongest
 
 AUTO_SAMPLES = 100.0  # meshfree samples across the mesh's longest side when Sample Spacing is 0
@@ -28,6 +29,7 @@ class Measured:
     dist: np.ndarray  # (vertices, bones)
     fingerprint: bytes
     weights: np.ndarray  # as last written
+    blend: JointBlend = None  # Joint Blending, factored for this mesh and bones
 
 
 _measured = {}  # Object.session_uid -> Measured
@@ -41,6 +43,7 @@ class KeptRig:
     tails: np.ndarray
     placement: bytes
     settings: tuple  # the bind's meshfree settings the rig was made with
+    blend: JointBlend = None
 
 
 _rigs = {}  # Object.session_uid -> KeptRig
@@ -60,25 +63,39 @@ def bind(ob, arm, settings):
     that can fail (bad mesh, no deform bones) fails before `ob` is changed."""
     plane, points, tris = mesh_in_plane(ob)
     names, heads, tails, point_bones = deform_bones(arm, plane)
+    blend = _joint_blend(points, tris, heads, tails, settings)
     if settings.method == 'MESHFREE':
         spacing = settings.sample_spacing or float(np.ptp(points, axis=0).max()) / AUTO_SAMPLES
         rig = BoneRig(points, tris, heads, tails, spacing, settings.spread, settings.chains, settings.joint_pull)
         outside = rig.outside
-        weights = strongest(rig.vertex_weights(), settings.max_influences, settings.prune)
+        weights = _finish(rig.vertex_weights(), blend, settings)
     else:
         dist, outside = bone_distances(Domain.from_mesh(points, tris), heads, tails)
-        weights = _weights(arm, names, dist, settings)
+        weights = _weights(arm, names, dist, settings, blend)
+    _drop_gone_bones(ob, arm, names)
     write_groups(ob, names, weights)
-    attach(ob, arm)
+    attach(ob, arm, settings.preserve_volume)
     ob.vide.bind.armature = arm
     ob.vide.bind.copy_from(settings)
     ob.vide.bind.bones = "\n".join(names)
     _forget(ob.session_uid)
     if settings.method == 'GEODESIC':
-        _measured[ob.session_uid] = Measured(names, dist, _fingerprint(ob, arm), weights)
+        _measured[ob.session_uid] = Measured(names, dist, _fingerprint(ob, arm), weights, blend)
     else:
-        _rigs[ob.session_uid] = KeptRig(rig, names, heads, tails, _placement(ob, arm), _meshfree_settings(settings))
+        _rigs[ob.session_uid] = KeptRig(rig, names, heads, tails, _placement(ob, arm), _meshfree_settings(settings),
+                                        blend)
     return BindReport(ob.name, len(points), len(names), point_bones, [n for n, o in zip(names, outside) if o])
+
+
+def _drop_gone_bones(ob, arm, names):
+    """Removes the groups of bones `ob` was last weighted for on `arm` that are no longer its deform bones
+    (deleted, renamed or no longer deforming), so no vertex keeps following them."""
+    if ob.vide.bind.armature != arm:
+        return
+    for gone in set(ob.vide.bind.bones.split("\n")) - set(names) - {""}:
+        group = ob.vertex_groups.get(gone)
+        if group is not None:
+            ob.vertex_groups.remove(group)
 
 
 def reweight(ob):
@@ -89,7 +106,7 @@ def reweight(ob):
     if kept is None or kept.fingerprint != _fingerprint(ob, arm):
         bind(ob, arm, ob.vide.bind)
         return
-    weights = _weights(arm, kept.names, kept.dist, ob.vide.bind)
+    weights = _weights(arm, kept.names, kept.dist, ob.vide.bind, kept.blend)
     write_groups(ob, kept.names, weights, previous=kept.weights)
     kept.weights = weights
 
@@ -112,7 +129,7 @@ def update(ob, arm):
     kept = _rigs.pop(ob.session_uid, None)  # back only once the insertion went through
     if (settings.method == 'MESHFREE' and kept is not None and kept.settings == _meshfree_settings(settings)
             and kept.placement == _placement(ob, arm)):
-        plane, _points, _tris = mesh_in_plane(ob)
+        plane, points, tris = mesh_in_plane(ob)
         names, heads, tails, _flat = deform_bones(arm, plane)
         where = {name: i for i, name in enumerate(names)}
         new = [i for i, name in enumerate(names) if name not in set(kept.names)]
@@ -122,8 +139,8 @@ def update(ob, arm):
             if moved <= 1e-7 * kept.rig.size and all(kept.rig.add(heads[i], tails[i]) for i in new):
                 kept.names += [names[i] for i in new]
                 kept.heads, kept.tails = np.vstack([kept.heads, heads[new]]), np.vstack([kept.tails, tails[new]])
-                write_groups(ob, kept.names, strongest(kept.rig.vertex_weights(), settings.max_influences,
-                                                       settings.prune))
+                kept.blend = _joint_blend(points, tris, kept.heads, kept.tails, settings)
+                write_groups(ob, kept.names, _finish(kept.rig.vertex_weights(), kept.blend, settings))
                 settings.bones = "\n".join(names)
                 _rigs[ob.session_uid] = kept
                 return len(new)
@@ -197,12 +214,29 @@ def _meshfree_settings(settings):
     return settings.sample_spacing, settings.spread, settings.chains, settings.joint_pull
 
 
-def _weights(arm, names, dist, settings):
+def _weights(arm, names, dist, settings, blend=None):
     """Each bone's own smoothness, or the bind's where the bone has none."""
     bones = arm.data.bones
     own = [bones[n].vide.smoothness if n in bones else 0.0 for n in names]
     smoothness = np.array([s or settings.smoothness for s in own])
-    return falloff_weights(dist, smoothness, settings.max_influences, settings.prune)
+    if blend is None:
+        return falloff_weights(dist, smoothness, settings.max_influences, settings.prune)
+    return _finish(exponential_seeds(dist, smoothness), blend, settings)
+
+
+def _joint_blend(points, tris, heads, tails, settings):
+    if not settings.joint_blend:
+        return None
+    if settings.method == 'MESHFREE':
+        return JointBlend(points, tris, heads, tails, 1.0 / (MESHFREE_SCALE * settings.joint_blend))
+    return JointBlend(points, tris, heads, tails, 1.0 / settings.joint_blend, GEODESIC_REACH)
+
+
+def _finish(weights, blend, settings):
+    """Blended over the mesh (Joint Blending), then the strongest kept, pruned and normalized."""
+    if blend is not None:
+        weights = blend(weights, settings.max_influences, settings.prune)
+    return strongest(weights, settings.max_influences, settings.prune)
 
 
 def _placement(ob, arm):

@@ -7,31 +7,38 @@ from bpy.props import (BoolProperty, EnumProperty, FloatProperty, FloatVectorPro
 
 from . import binding
 from .bridge import swaps
+from .core.meshfree import SPREAD
 from .core.meshfree_bones import JOINT_PULL
 from .core.vectorize import Settings
+from .core.weights import MAX_INFLUENCES, PRUNE
+
+DEFAULT = Settings()  # the defaults live in the core; the properties below take them from there
 
 
 class VectorizeSettings:
     """The Vectorize Image parameters, shared by the operator (redo panel) and the property groups."""
 
     alpha_threshold: FloatProperty(
-        name="Alpha Threshold", default=0.5, min=0.001, max=1.0, subtype='FACTOR', options={'SKIP_SAVE'},
+        name="Alpha Threshold", default=DEFAULT.alpha_threshold, min=0.001, max=1.0, subtype='FACTOR',
+        options={'SKIP_SAVE'},
         description="Pixels with at least this alpha are part of the shape")
     contour_tolerance: FloatProperty(
-        name="Contour Tolerance", default=1.0, min=0.0, soft_max=10.0, subtype='PIXEL', options={'SKIP_SAVE'},
+        name="Contour Tolerance", default=DEFAULT.contour_tolerance, min=0.0, soft_max=10.0, subtype='PIXEL',
+        options={'SKIP_SAVE'},
         description="How far the simplified outline may stray outwards from the true contour. "
                     "It never cuts inwards into the art")
     margin: FloatProperty(
-        name="Margin", default=0.0, min=0.0, soft_max=16.0, subtype='PIXEL', options={'SKIP_SAVE'},
+        name="Margin", default=DEFAULT.margin, min=0.0, soft_max=16.0, subtype='PIXEL', options={'SKIP_SAVE'},
         description="Grows the outline outwards, to keep soft anti-aliased edges inside the mesh")
     min_island_area: FloatProperty(
-        name="Min Island Area", default=8.0, min=0.0, soft_max=1000.0, options={'SKIP_SAVE'},
+        name="Min Island Area", default=DEFAULT.min_island_area, min=0.0, soft_max=1000.0, options={'SKIP_SAVE'},
         description="Separate pieces and holes smaller than this many square pixels are dropped")
     keep_holes: BoolProperty(
-        name="Keep Holes", default=True, options={'SKIP_SAVE'},
+        name="Keep Holes", default=DEFAULT.keep_holes, options={'SKIP_SAVE'},
         description="Cut holes where the image is transparent inside the shape")
     vertex_spacing: FloatProperty(
-        name="Vertex Spacing", default=0.0, min=0.0, soft_max=200.0, subtype='PIXEL', options={'SKIP_SAVE'},
+        name="Vertex Spacing", default=DEFAULT.vertex_spacing, min=0.0, soft_max=200.0, subtype='PIXEL',
+        options={'SKIP_SAVE'},
         description="Distance between interior vertices. 0 picks it from the image size "
                     "(about 80 vertices across the longest side)")
 
@@ -65,7 +72,7 @@ class BindSettings:
         description="Meshfree: distance between the samples that fill the shape. 0 picks it from the mesh's "
                     "size (about 100 across its longest side)")
     spread: FloatProperty(
-        name="Spread", default=0.5, min=0.05, max=0.95, subtype='FACTOR', options={'SKIP_SAVE'},
+        name="Spread", default=SPREAD, min=0.05, max=0.95, subtype='FACTOR', options={'SKIP_SAVE'},
         description="Meshfree: how far each bone's support reaches between its own cell and the nearest other "
                     "bone. Small gives sharp transitions, large wide ones")
     chains: EnumProperty(
@@ -83,16 +90,26 @@ class BindSettings:
         options={'SKIP_SAVE'},
         description="How far a bone's weight spreads inside the shape: small gives sharp joints (elbows), "
                     "large soft ones (backs, hair). Bones with their own Smoothness use theirs")
+    joint_blend: FloatProperty(
+        name="Joint Blending", default=0.0, min=0.0, soft_max=10.0, options={'SKIP_SAVE'},
+        description="Spreads each bend over about a limb's width by diffusing the weights over the mesh, only "
+                    "between parts the shape joins; 2.5 for characters that bend far at knees, hips, arms. 0 keeps "
+                    "the weights as measured; 1 holds them as hard as Blender's bone heat (Meshfree C² counts it "
+                    "double)")
     max_influences: IntProperty(
-        name="Max Influences", default=4, min=1, max=8, options={'SKIP_SAVE'},
+        name="Max Influences", default=MAX_INFLUENCES, min=1, max=8, options={'SKIP_SAVE'},
         description="How many bones at most move each vertex (the strongest are kept)")
     prune: FloatProperty(
-        name="Prune Below", default=0.01, min=0.0, max=0.1, subtype='FACTOR', options={'SKIP_SAVE'},
+        name="Prune Below", default=PRUNE, min=0.0, max=0.1, subtype='FACTOR', options={'SKIP_SAVE'},
         description="Weights smaller than this are dropped and the rest renormalized")
+    preserve_volume: BoolProperty(
+        name="Preserve Volume", default=False, options={'SKIP_SAVE'},
+        description="Ticks the Armature modifier's Preserve Volume: bone rotations blend as dual quaternions "
+                    "instead of linearly")
 
     def copy_from(self, other):
         for name in ("method", "smoothness", "max_influences", "prune", "sample_spacing", "spread", "chains",
-                     "joint_pull"):
+                     "joint_pull", "joint_blend", "preserve_volume"):
             setattr(self, name, getattr(other, name))
 
 

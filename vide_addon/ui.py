@@ -91,6 +91,7 @@ class VIDE_PT_rig(SidebarPanel, bpy.types.Panel):
         col = layout.column(align=True)
         col.operator("vide.add_ik_2d", icon='CON_KINEMATIC')
         col.operator("vide.lock_2d", icon='LOCKED')
+        layout.operator("vide.export_sprites", icon='RENDER_ANIMATION')
         bone = context.active_bone
         if isinstance(bone, bpy.types.Bone):
             row = layout.row()

@@ -144,3 +144,18 @@ def test_2d_ik_with_stretch_reaches_a_target_beyond_the_legs_length(scene):
     target.matrix = Matrix.Translation(Vector(goal)) @ target.matrix.to_3x3().to_4x4()
     bpy.context.view_layer.update()
     assert np.linalg.norm(posed_tail(arm, "shin") - goal) <= 0.01
+
+
+def test_2d_ik_added_twice_on_one_bone_replaces_its_constraint_and_helper_bones(scene, capfd):
+    arm = leg_rig()
+    rest = {b: posed_tail(arm, b) for b in ("thigh", "shin")}
+    assert bpy.ops.vide.add_ik_2d() == {'FINISHED'}
+    assert bpy.ops.vide.add_ik_2d(stretch=True) == {'FINISHED'}
+    assert "Replaced 2D IK on 'thigh' and 'shin'" in capfd.readouterr().out
+    iks = [c for c in arm.pose.bones["shin"].constraints if c.type == 'IK']
+    assert len(iks) == 1 and iks[0].use_stretch, "only the second IK is left"
+    assert sorted(b.name for b in arm.data.bones) == ["IK-shin", "Pole-shin", "hip", "shin", "thigh"]
+    assert (iks[0].subtarget, iks[0].pole_subtarget) == ("IK-shin", "Pole-shin")
+    bpy.context.view_layer.update()
+    for b, tail in rest.items():
+        assert np.allclose(posed_tail(arm, b), tail, atol=1e-4), f"{b} moved when IK was replaced"

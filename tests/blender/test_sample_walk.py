@@ -20,20 +20,23 @@ def walker(scene, tmp_path):
     return arm, layers, frames, tmp_path
 
 
-def test_the_walk_renders_frames_a_sprite_sheet_a_movie_and_a_gltf(walker):
+def test_the_walk_exports_frames_a_sprite_sheet_a_gif_a_movie_and_a_gltf(walker):
     _arm, layers, frames, out = walker
+    sprites = out / "sprites"
     assert len(layers) == 9 and len(frames) == FRAMES
-    assert len(list((out / "frames").glob("walk_*.png"))) == FRAMES
-    meta = json.loads((out / "walk_sheet.json").read_text())
-    assert meta["size"] == [8 * 96, 3 * 96] and len(meta["frames"]) == FRAMES
-    rect = meta["frames"][9]  # frame 10: second row, second column, counted from the top left
-    assert (rect["x"], rect["y"], rect["w"], rect["h"]) == (96, 96, 96, 96)
-    sheet = load_png(out / "walk_sheet.png")
+    assert len(list((sprites / "walk").glob("*.png"))) == FRAMES
+    h, w = frames[0].shape[:2]
+    assert max(h, w) == 96
+    meta = json.loads((sprites / "walk.json").read_text())
+    sheet = load_png(sprites / "walk.png")
+    assert meta["meta"]["size"] == {"w": sheet.shape[1], "h": sheet.shape[0]} and len(meta["frames"]) == FRAMES
+    rect = meta["frames"]["walk/0010.png"]["frame"]
     top = sheet.shape[0] - rect["y"] - rect["h"]  # the array's row 0 is the bottom of the picture
-    assert np.abs(sheet[top:top + 96, rect["x"]:rect["x"] + 96] - frames[9]).max() < 2 / 255
-    clip = bpy.data.movieclips.load(str(out / "walk.mp4"))
-    assert clip.frame_duration == FRAMES and tuple(clip.size) == (96, 96)
-    assert (out / "walk.glb").stat().st_size > 10_000
+    assert np.abs(sheet[top:top + h, rect["x"]:rect["x"] + w] - frames[9]).max() < 1 / 255
+    assert (sprites / "walk.gif").read_bytes().count(b"\x21\xf9\x04") == FRAMES, "one GIF frame per frame"
+    clip = bpy.data.movieclips.load(str(sprites / "walk.mp4"))
+    assert clip.frame_duration == FRAMES and tuple(clip.size) == (w, h)
+    assert (sprites / "walk.glb").stat().st_size > 10_000
     assert any(np.abs(frames[0] - f).max() > 0.5 for f in frames[1:]), "the character moves"
 
 
@@ -60,7 +63,7 @@ def test_the_gltf_round_trips_with_bones_four_weights_and_the_walk(walker):
     arm, _layers, _frames, out = walker
     bones = {b.name for b in arm.data.bones if b.use_deform}
     bpy.ops.wm.read_homefile(use_empty=True)
-    bpy.ops.import_scene.gltf(filepath=str(out / "walk.glb"))
+    bpy.ops.import_scene.gltf(filepath=str(out / "sprites" / "walk.glb"))
     arms = [ob for ob in bpy.data.objects if ob.type == 'ARMATURE']
     assert len(arms) == 1 and bones <= {b.name for b in arms[0].data.bones}
     # The importer also makes an Icosphere to draw bones with; the layers are the skinned meshes.

@@ -58,6 +58,17 @@ def test_image_without_alpha_channel_gives_the_whole_rectangle_with_a_warning(sc
     pts, _ = mesh_in_pixels(ob, (30, 40))
     for corner in ([0, 0], [40, 0], [40, 30], [0, 30]):
         assert np.hypot(*(pts - corner).T).min() < 1e-3
+    assert len(ob.data.vertices) <= 150, "a light mesh: the rectangle has no outline to follow"
+
+
+def test_shape_keys_on_the_plane_are_reported_as_dropped(scene, tmp_path, capfd):
+    ob = image_plane(tmp_path, np.ones((20, 20), np.float32) * (np.arange(20) < 15)[:, None])
+    ob.shape_key_add(name="Basis")
+    ob.shape_key_add(name="Smile")
+    select_only(ob)
+    assert bpy.ops.vide.vectorize_image() == {'FINISHED'}
+    assert "2 shape keys were dropped" in capfd.readouterr().out
+    assert ob.data.shape_keys is None
 
 
 def test_one_pixel_images(scene, tmp_path):

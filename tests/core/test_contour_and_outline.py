@@ -140,3 +140,25 @@ def test_placement_fit_recovers_any_affine_plane_and_rejects_warped_uvs():
     co[0] += 0.5
     with pytest.raises(VideError, match="UVs do not map the image flat"):
         fit_uv_to_local(uv, co)
+
+
+@pytest.mark.parametrize("axis", [0, 1], ids=["left-right", "top-bottom"])
+def test_a_mirror_symmetric_shape_gets_a_mirror_symmetric_outline(axis):
+    """Blobs with islands and holes made exactly symmetric: the simplified outline is too (the simplification
+    starts from the rings' extreme points and keeps every point tied for the one to keep), so mirrored art
+    with a mirrored rig can get mirrored weights."""
+    from scipy import ndimage
+    from scipy.spatial import cKDTree
+    from vide_addon.core.contour import marching_squares
+    from vide_addon.core.simplify import simplify_rings
+
+    field = ndimage.gaussian_filter(np.random.default_rng(5).uniform(0, 1, (120, 70)), 4)
+    half = (field > np.median(field)).astype(float)
+    alpha = np.concatenate([half, half[:, ::-1]], axis=1)
+    if axis == 1:
+        alpha = alpha.T.copy()
+    outline = np.vstack(simplify_rings(marching_squares(alpha, 0.5), 1.0))
+    size = alpha.shape[1 - axis] if axis == 0 else alpha.shape[0]
+    mirrored = outline.copy()
+    mirrored[:, axis] = size - mirrored[:, axis]
+    assert cKDTree(outline).query(mirrored)[0].max() < 1e-9

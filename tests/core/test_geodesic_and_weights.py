@@ -181,10 +181,32 @@ def test_weights_sum_to_one_over_at_most_max_influences_none_negative_and_no_und
         assert (w.argmax(axis=1) == (dist / smooth).argmin(axis=1)).all()
 
 
-def test_weights_follow_exp_of_minus_distance_over_smoothness():
+def test_weights_follow_exp_of_minus_distance_over_smoothness_faded_far_past_the_nearest_bone():
+    from vide_addon.core.weights import REACH, bezier_falloff
+
     dist = np.array([[1.0, 3.0, np.inf]])
     smooth = np.array([2.0, 1.0, 1.0])
     w = falloff_weights(dist, smooth, max_influences=4, prune=0.0)
-    e = np.exp([-0.5, -3.0])
+    e = np.exp([-0.5, -3.0]) * bezier_falloff(np.array([0.0, 2.5]) / REACH)
     assert np.allclose(w[0, :2], e / e.sum())
     assert w[0, 2] == 0.0
+    far = falloff_weights(np.array([[0.0, REACH * 1.0, REACH * 0.999]]), np.ones(3), prune=0.0)
+    assert far[0, 1] == 0.0 and 0.0 < far[0, 2] < 1e-9, "exactly 0 from REACH smoothness lengths past the nearest"
+
+
+def test_max_influences_treats_tied_bones_alike_and_changes_continuously():
+    """Two bones tied for the last place both drop (so a mirrored rig keeps mirrored weights), and a small
+    change of the weights makes a small change of the result where the strongest few change hands."""
+    from vide_addon.core.weights import strongest
+
+    w = strongest(np.array([[0.3, 0.3, 0.2, 0.1, 0.1]]), max_influences=4, prune=0.0)
+    assert np.allclose(w, [[0.4, 0.4, 0.2, 0.0, 0.0]])
+    rng = np.random.default_rng(3)
+    raw = np.sort(rng.uniform(0, 1, (2000, 8)), axis=1)[:, ::-1]  # falling, so columns 3 and 4 are 4th and 5th
+    raw[:, 4] = raw[:, 3] + rng.uniform(-1e-7, 1e-7, 2000)  # two bones about to swap places
+    a = strongest(raw.copy(), max_influences=4, prune=0.0)
+    b = strongest(raw + rng.uniform(-1e-7, 1e-7, raw.shape), max_influences=4, prune=0.0)
+    assert np.abs(a - b).max() < 1e-4
+    perm = rng.permutation(8)
+    assert np.allclose(strongest(raw.copy()[:, perm], 4, 0.0), a[:, perm]), "the order of the bones does not matter"
+    assert np.allclose(strongest(np.full((1, 6), 1 / 6), 4, 0.0).sum(), 1.0), "all tied: still weighted"

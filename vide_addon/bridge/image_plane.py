@@ -55,6 +55,14 @@ def replace_mesh(ob, co, tris, uv):
     """Gives `ob` a new mesh (co (n, 3) local, tris (m, 3), uv (n, 2) per vertex) with the old one's
     name, materials and UV map name; the old mesh is removed if nothing else uses it."""
     old = ob.data
+    me = new_mesh(ob, co, tris, uv)
+    release(old, me)
+    return me
+
+
+def new_mesh(ob, co, tris, uv):
+    """Gives `ob` a new mesh as `replace_mesh` does, keeping the old one (to put back, or `release`)."""
+    old = ob.data
     uv_name = old.uv_layers.active.name if old.uv_layers.active else "UVMap"
     me = bpy.data.meshes.new(old.name)
     me.vertices.add(len(co))
@@ -67,9 +75,13 @@ def replace_mesh(ob, co, tris, uv):
     for mat in old.materials:
         me.materials.append(mat)
     me.update(calc_edges=True)
-    name = old.name
     ob.data = me
-    if old.users == 0:
-        bpy.data.meshes.remove(old)
-        me.name = name
     return me
+
+
+def release(old, new):
+    """Removes the replaced mesh `old` if nothing uses it any more; `new` takes its name."""
+    if old.users == 0:
+        name = old.name
+        bpy.data.meshes.remove(old)
+        new.name = name

@@ -97,13 +97,14 @@ def write_groups(ob, names, weights, previous=None):
             add((i,), w, 'REPLACE')
 
 
-def attach(ob, arm):
+def attach(ob, arm, preserve_volume=False):
     """Armature modifier (reused if one already uses `arm`) and `arm` as parent, without moving `ob`."""
     mod = next((m for m in ob.modifiers if m.type == 'ARMATURE' and m.object == arm), None)
     if mod is None:
         mod = ob.modifiers.new("Armature", 'ARMATURE')
         mod.object = arm
     mod.use_vertex_groups = True
+    mod.use_deform_preserve_volume = preserve_volume
     if ob.parent != arm:
         world = ob.matrix_world.copy()
         ob.parent = arm

@@ -240,12 +240,12 @@ def _thin(domain, area, max_nodes):
     reflex = np.flatnonzero(on_boundary & ~(domain.opening <= np.radians(181.0)))
     edge_verts = np.setdiff1d(np.flatnonzero(on_boundary), reflex)
     inner = np.setdiff1d(used, np.flatnonzero(on_boundary))
-    nodes = [reflex, _one_per_cell(domain.points, edge_verts, spacing / 2.0),
-             _one_per_cell(domain.points, inner, spacing)]
+    nodes = [reflex, one_per_cell(domain.points, edge_verts, spacing / 2.0),
+             one_per_cell(domain.points, inner, spacing)]
     return np.unique(np.concatenate(nodes)), spacing
 
 
-def _one_per_cell(points, idx, cell):
+def one_per_cell(points, idx, cell):
     """The first of `idx` in each square cell of size `cell`."""
     if len(idx) == 0:
         return idx

@@ -1,5 +1,5 @@
 """Meshfree C² weights (Xian, Jin and Wang, "Meshfree C²-Weighting for Shape Deformation", 2015), as
-rebuilt in ../shared/spec/meshfree_c2.md.
+rebuilt in docs/meshfree_c2.md.
 
 Samples fill the shape (a square lattice at `spacing`, centred on it) and a graph of links between near
 samples that never leave the shape gives intrinsic distances by Dijkstra. Mesh vertices are not in the graph
@@ -21,19 +21,16 @@ from scipy.sparse.csgraph import dijkstra
 from scipy.spatial import cKDTree
 
 from .errors import VideError
-from .geodesic import Domain, pairs_within
+from .geodesic import Domain, one_per_cell, pairs_within
+from .weights import bezier_falloff
 
 LINK_RADIUS = 2.3  # in lattice spacings: links in 16 directions, graph distances within 3% of straight ones
 K_NEIGHBOURS = 8  # samples each mesh vertex looks at
 GAMMA = 1.0  # a cell may reach at most this fraction of the way to the nearest other real handle
+TIE = 1e-6  # refinement: cells as crowded, or samples as far, to within this are tied (mesh vertices are float32)
+TOUCH = 2.0  # in lattice spacings: real handles closer than this touch (the lattice cannot tell them apart)
 MAX_VIRTUAL = 500
-
-
-def bezier_falloff(x):
-    """f(x) = 1 - 10x³ + 15x⁴ - 6x⁵ on [0, 1] (the degree-5 Bézier with ordinates 1,1,1,0,0,0), 0 beyond:
-    f(0) = 1, f(1) = 0, first and second derivatives 0 at both ends, decreasing in between."""
-    x = np.clip(np.asarray(x, float), 0.0, 1.0)
-    return 1.0 - x**3 * (10.0 - 15.0 * x + 6.0 * x * x)
+SPREAD = 0.5  # default λ in r_d = r_v + λ (r_h - r_v), midway between the cell and the nearest other handle
 
 
 @dataclass
@@ -58,6 +55,7 @@ class Samples:
         share it) and the `extra` points (handle samples) as graph nodes; the mesh vertices linked to them."""
         domain = Domain.from_mesh(points, tris, links=False)
         lattice = _lattice(domain, spacing)
+        lattice = np.vstack([lattice, _fill_thin_parts(domain, tris, lattice, spacing)])
         pts = np.vstack([lattice, np.asarray(extra, float).reshape(-1, 2)])
         graph = _link_graph(domain, pts, LINK_RADIUS * spacing)
         k = min(K_NEIGHBOURS, len(pts))
@@ -67,6 +65,7 @@ class Samples:
         verts = np.arange(len(domain.points))
         for col in range(k):
             step[~domain.visible(verts, q=pts[near[:, col]]), col] = np.inf
+        _along_edges(domain, near, step)
         looked_at = coo_matrix((np.ones(near.size), (near.ravel(), np.repeat(verts, k))),
                                shape=(len(pts), len(verts))).tocsr()
         # Made now, so that inserting a bone later (the part that must be quick) only writes its steps.
@@ -101,6 +100,27 @@ class Samples:
         return out
 
 
+def _along_edges(domain, near, step):
+    """In place: a vertex that sees none of its nearest samples (in a part thinner than the spacing, such as
+    a hoof a few pixels from the next) looks through the nearest vertex that does, along mesh edges. Never
+    in a straight line: that could reach across the gap into the other leg."""
+    lost = np.flatnonzero(np.isinf(step).all(axis=1))
+    if len(lost) == 0:
+        return
+    n = len(domain.points)
+    a, b = domain.edges.T
+    length = np.hypot(*(domain.points[b] - domain.points[a]).T)
+    graph = coo_matrix((length, (a, b)), shape=(n, n)).tocsr()
+    seeing = np.flatnonzero(np.isfinite(step).any(axis=1))
+    if len(seeing) == 0:
+        return
+    dist, _pred, source = dijkstra(graph, directed=False, indices=seeing, min_only=True,
+                                   return_predecessors=True)
+    found = lost[source[lost] >= 0]
+    near[found] = near[source[found]]
+    step[found] = step[source[found]] + dist[found, None]
+
+
 def _lattice(domain, spacing):
     """Square-lattice points inside the mesh, off its outline, centred on its bounding box: a shape that is
     mirror-symmetric about a vertical or horizontal axis gets a mirror-symmetric lattice."""
@@ -112,6 +132,20 @@ def _lattice(domain, spacing):
     pts = np.stack(np.meshgrid(gx, gy), axis=-1).reshape(-1, 2)
     pts = pts[domain.inside(pts)] if len(pts) else pts
     return pts[_outline_distance(domain, pts, spacing) > 1e-3 * spacing]
+
+
+def _fill_thin_parts(domain, tris, lattice, spacing):
+    """Samples for the parts of the shape thinner than the lattice spacing (a hoof a few pixels wide), where
+    the lattice may have none or a chain of them too far apart to link: triangle centres of the mesh that
+    see no lattice sample within 1.5 spacings, at most one per half-spacing cell. Elsewhere the samples do
+    not depend on the mesh."""
+    centres = domain.points[np.asarray(tris, np.int64).reshape(-1, 3)].mean(axis=1)
+    centres = centres[_outline_distance(domain, centres, spacing) > 1e-3 * spacing]
+    if len(lattice):
+        query, near = pairs_within(cKDTree(lattice), centres, np.full(len(centres), 1.5 * spacing))
+        seen = straight_inside(domain, centres[query], lattice[near])
+        centres = centres[np.setdiff1d(np.arange(len(centres)), query[seen])]
+    return centres[one_per_cell(centres, np.arange(len(centres)), 0.5 * spacing)]
 
 
 def _outline_distance(domain, pts, cap):
@@ -161,7 +195,7 @@ class Weights:
     radii: np.ndarray = None  # r_d of every handle, real then virtual (Gaussian: the widths c)
 
 
-def meshfree_weights(samples, handles, spread=0.5, gaussian=False):
+def meshfree_weights(samples, handles, spread=SPREAD, gaussian=False):
     """C² weights for handles given as lists of sample indices (a point, or the samples along a bone).
 
     `spread` is λ in r_d = r_v + λ (r_h - r_v): small gives near-Voronoi transitions, 1 the widest overlap.
@@ -174,7 +208,7 @@ def meshfree_weights(samples, handles, spread=0.5, gaussian=False):
         return HandleSet(samples, handles, spread).weights()
     handles = [np.atleast_1d(np.asarray(h, np.int64)) for h in handles]
     d = np.stack([samples.distance(h) for h in handles], axis=1)
-    _, reach, nearest = _cells(d, handles)
+    _, reach, nearest = _cells(d, handles, TOUCH * samples.spacing)
     width = np.where(np.isfinite(nearest), nearest, 2.0 * np.maximum(reach, 1e-12)) / 2.0
     values = _normalized(np.exp(-0.5 * (d / width) ** 2))
     vertex = _normalized(np.exp(-0.5 * (samples.at_vertices(d) / width) ** 2))
@@ -197,7 +231,7 @@ class HandleSet:
     everything at once.
     """
 
-    def __init__(self, samples, handles, spread=0.5):
+    def __init__(self, samples, handles, spread=SPREAD):
         n = len(samples.points)
         self.samples, self.spread = samples, spread
         self.handles, self.offsets, self.real, self.region = [], [], [], []
@@ -245,8 +279,14 @@ class HandleSet:
         off = np.zeros(len(idx)) if offsets is None else np.asarray(offsets, float)
         k = len(self.handles)
         self._grow(k + 1)
-        limit = self._reach_needed(idx, off) + 1.01 * LINK_RADIUS * self.samples.spacing
+        link = 1.01 * LINK_RADIUS * self.samples.spacing
+        limit = self._reach_needed(idx, off) + link
         col = self.samples.distance(idx, off, limit)
+        if col[col <= _tie(self.nearest)].max(initial=0.0) >= limit - link:
+            # Its cell reaches the limit and may go on past it; the refinement reads the cell's true reach to
+            # place virtual handles (cut short, it would depend on which handles went in first, and mirrored
+            # handles would get different virtual handles): measure this one in full.
+            col = self.samples.distance(idx, off)
         region = np.flatnonzero(np.isfinite(col))
         joins = region[col[region] <= _tie(self.nearest[region])]  # the samples the new cell takes or shares
         was = np.isfinite(self.nearest[joins])[:, None] & (self._d[joins, :k] <= _tie(self.nearest[joins])[:, None])
@@ -266,7 +306,10 @@ class HandleSet:
             to_them = np.minimum.reduceat(col[every] + every_off, np.r_[0, ends[:-1]])
             to_it = (self._d[idx, :k] + off[:, None]).min(axis=0)
             gap = np.minimum(to_them, to_it)
-            gap[(gap <= 0) | ~np.array(self.alive)] = np.inf  # touching handles (a joint) do not count
+            # Touching handles (a joint, bones drawn across each other) do not count: their supports may
+            # cover each other, rather than calling for virtual handles without end.
+            touch = np.where(np.array(self.real) & real, TOUCH * self.samples.spacing, 0.0)
+            gap[(gap <= touch) | ~np.array(self.alive)] = np.inf
             self._between[k, :k] = self._between[:k, k] = gap
         self.handles.append(idx)
         self.offsets.append(off)
@@ -312,6 +355,8 @@ class HandleSet:
         one; so does the handle whose cell it lies in, plus that handle's own r_h. (inf: a full Dijkstra.)"""
         real = np.flatnonzero(self.real)
         bound = float((self._d[np.ix_(idx, real)] + off[:, None]).min(initial=np.inf))
+        if bound <= TOUCH * self.samples.spacing:  # it touches a real handle, which r_h leaves out
+            return np.inf
         owner = self.owner[idx]
         held = owner >= 0
         if held.any():
@@ -390,16 +435,18 @@ class HandleSet:
                                 "virtual handles did not separate them): move them apart, shrink bones further "
                                 "from their joints, or use the Gaussian.")
             ratio = reach / nearest
-            ties = crowded[ratio[crowded] >= ratio[crowded].max() * (1 - 1e-9)]
+            ties = crowded[ratio[crowded] >= ratio[crowded].max() * (1 - TIE)]
             new = []
             for cell in ties:  # tied cells are refined together, so symmetric input stays symmetric
                 own = self._cell(cell)
                 d = self._d[own, cell]
                 # Equally far samples of one cell: mirror images are far apart and all go in; neighbours on
                 # the lattice would crowd each other, so only one of a close group does.
-                for q in own[d >= d.max() * (1 - 1e-9)]:
-                    if all(np.hypot(*(points[q] - points[p])) > 0.5 * reach[cell] for p in new):
-                        new.append(q)
+                picked = []
+                for q in own[d >= d.max() * (1 - TIE)]:
+                    if all(np.hypot(*(points[q] - points[p])) > 0.5 * reach[cell] for p in picked):
+                        picked.append(q)
+                new += picked
             for q in dict.fromkeys(new):
                 self._add([q], None, real=False)
 
@@ -415,7 +462,9 @@ class HandleSet:
         virtual = order[real:]
         blend = np.zeros((count, real))  # each handle onto the real ones: itself if real, α if virtual
         blend[real_ids, np.arange(real)] = 1.0
-        blend[virtual] = _harmonic_blend(self._dual(count)[np.ix_(order, order)], real)
+        gap = self._between[:count, :count]
+        coupling = np.where(self._dual(count) & np.isfinite(gap), 1.0 / np.maximum(gap, self.samples.spacing), 0.0)
+        blend[virtual] = _harmonic_blend(coupling[np.ix_(order, order)], real)
         old = len(self._radius)
         before = np.zeros((count, real))
         before[:old, :self._blend.shape[1]] = self._blend
@@ -527,7 +576,7 @@ class _SourceGraph:
         return self.matrix
 
 
-def _cells(d, handles):
+def _cells(d, handles, touch=0.0):
     """Voronoi cells of the handles (a sample equally near two handles, to within rounding, is in both),
     each cell's reach r_v and each handle's nearest other handle r_h (handles that touch do not count).
     `d` holds the distances (samples, handles). (The Gaussian fallback's widths come from these.)"""
@@ -538,20 +587,24 @@ def _cells(d, handles):
     np.maximum.at(reach, i, nearest_d[q])
     between = np.stack([d[h].min(axis=0) for h in handles])  # between[j, i]: from handle i to handle j
     np.fill_diagonal(between, np.inf)
-    between[between <= 0] = np.inf
+    between[between <= touch] = np.inf
     return cells, reach, between.min(axis=0)
 
 
-def _harmonic_blend(dual, real):
+def _harmonic_blend(coupling, real):
     """α (virtual, real): each virtual handle's transform as a blend of the real ones, from harmonic fields
-    on the Voronoi dual graph `dual` (handles in order real then virtual; uniform Laplacian, real handles
-    fixed), solved directly; rows renormalized."""
-    total = len(dual)
+    on the Voronoi dual graph (`coupling`: its links, weighted by 1 / the distance between the two handles;
+    handles in order real then virtual; real handles fixed), solved directly; each row less a fifth of its
+    largest, then renormalized.
+
+    On a plain graph Laplacian a virtual handle in one foot took a few hundredths from the other leg's thigh
+    (round through the crotch, a few cells away): weighting by distance and taking the small share off keeps
+    a virtual handle's transform to the bones near it, continuously."""
+    total = len(coupling)
     if total == real:
         return np.zeros((0, real))
-    dual = dual.astype(float)
-    lap = np.diag(dual.sum(axis=1)) - dual
+    lap = np.diag(coupling.sum(axis=1)) - coupling
     alpha = np.linalg.solve(lap[real:, real:], -lap[real:, :real])
-    alpha = np.maximum(alpha, 0.0)
+    alpha = np.maximum(alpha - 0.2 * alpha.max(axis=1, keepdims=True), 0.0)
     sums = alpha.sum(axis=1, keepdims=True)
     return np.where(sums > 0, alpha / np.where(sums > 0, sums, 1.0), 1.0 / real)

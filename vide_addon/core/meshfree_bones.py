@@ -10,9 +10,10 @@ import numpy as np
 from scipy.spatial import cKDTree
 
 from .geodesic import pairs_within, segment_distance
-from .meshfree import LINK_RADIUS, HandleSet, Samples, meshfree_weights, straight_inside
+from .meshfree import LINK_RADIUS, SPREAD, TOUCH, HandleSet, Samples, meshfree_weights, straight_inside
 
 JOINT_PULL = 0.35  # default pull-in: 90° knee flips 11 triangles (14 at 0.25) within the insertion target
+JOINT_NEAR = 0.2  # bone ends closer than this fraction of the shorter bone (or TOUCH spacings) are a joint
 
 
 def bone_handles(head, tail, spacing, shrink=0.0):
@@ -36,19 +37,20 @@ class BoneRig:
     sample). A bone added later starts from the lattice samples it links to, with the straight step to each.
     """
 
-    def __init__(self, points, tris, heads, tails, spacing, spread=0.5, chains="SHRINK", shrink=JOINT_PULL):
+    def __init__(self, points, tris, heads, tails, spacing, spread=SPREAD, chains="SHRINK", shrink=JOINT_PULL):
         self.heads, self.tails = np.asarray(heads, float), np.asarray(tails, float)
         self.size = max(float(np.ptp(np.asarray(points, float), axis=0).max()), 1e-12)
+        self.spacing = spacing
         touching = self._touching(self.heads, self.tails)
         self.pull = shrink if touching and chains == "SHRINK" else 0.0
         extra, slices = bone_handles(self.heads, self.tails, spacing, self.pull)
         self.samples = Samples.from_mesh(points, tris, spacing, extra=extra)
         first = len(self.samples.points) - len(extra)
         inside = self.samples.domain.inside(extra)
-        handles, self.outside = [], []
+        self.outside = [self._outside(h, t) for h, t in zip(self.heads, self.tails)]
+        handles = []
         for s in slices:
             own = first + np.arange(s.start, s.stop)[inside[s]]
-            self.outside.append(len(own) == 0)
             handles.append(own if len(own) else self._nearest_sample(extra[s]))
         if touching and chains == "GAUSSIAN":
             self.handles, self._gaussian = None, meshfree_weights(self.samples, handles, spread, True).at_vertices
@@ -64,10 +66,10 @@ class BoneRig:
                                                                         np.vstack([self.tails, tail]))):
             return False
         a, b = head + self.pull * (tail - head), tail - self.pull * (tail - head)
-        idx, steps, outside = self._attach(a, b)
+        idx, steps = self._attach(a, b)
         self.handles.add(idx, steps)
         self.heads, self.tails = np.vstack([self.heads, head]), np.vstack([self.tails, tail])
-        self.outside.append(outside)
+        self.outside.append(self._outside(head, tail))
         return True
 
     def vertex_weights(self):
@@ -83,17 +85,20 @@ class BoneRig:
         return w
 
     def _touching(self, heads, tails):
-        """Whether two bones share an end (a joint)."""
+        """Whether two bones share an end (a joint). Bones drawn by hand rarely meet exactly: ends closer
+        than a fraction of the shorter bone, or than the lattice can tell apart, are a joint too."""
         ends = np.vstack([heads, tails])
         gaps = np.hypot(*(ends[:, None] - ends[None]).transpose(2, 0, 1))
         bones = len(heads)
+        length = np.tile(np.hypot(*(tails - heads).T), 2)
+        near = np.maximum(JOINT_NEAR * np.minimum(length[:, None], length[None]), TOUCH * self.spacing)
         other = np.abs(np.arange(2 * bones)[:, None] - np.arange(2 * bones)[None]) % bones != 0
-        return bool((gaps[other] < 1e-6 * self.size).any())
+        return bool((gaps[other] < near[other]).any())
 
     def _attach(self, a, b):
         """The samples a bone segment a-b links to (within link reach of a point on it, in a straight line
         inside the mesh) and the straight step from each; or, for a bone wholly outside the mesh, the sample
-        nearest to it. Returns (samples, steps, outside)."""
+        nearest to it. Returns (samples, steps)."""
         samples = self.samples
         points, _ = bone_handles([a], [b], samples.spacing)
         along = points[samples.domain.inside(points)]
@@ -101,12 +106,17 @@ class BoneRig:
         src, dst = pairs_within(samples.tree, along, reach)
         ok = straight_inside(samples.domain, along[src], samples.points[dst])
         if not ok.any():
-            return self._nearest_sample(points), None, True
+            return self._nearest_sample(points), None
         src, dst = src[ok], dst[ok]
         steps = np.hypot(*(samples.points[dst] - along[src]).T)
         order = np.lexsort([steps, dst])
         first = np.r_[True, dst[order][1:] != dst[order][:-1]]
-        return dst[order][first], steps[order][first], False
+        return dst[order][first], steps[order][first]
+
+    def _outside(self, head, tail):
+        """Whether the whole bone (not only its pulled-in handle) lies outside the mesh."""
+        points, _ = bone_handles([head], [tail], self.spacing)
+        return not self.samples.domain.inside(points).any()
 
     def _nearest_sample(self, points):
         """The lattice sample nearest to any of `points` (a bone outside the mesh starts there)."""

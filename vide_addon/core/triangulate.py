@@ -19,6 +19,10 @@ from scipy.spatial import cKDTree
 from .contour import points_in_edges
 
 SHARP_CORNER_DEG = 60.0
+# A triangle whose doubled area is below this times its longest edge squared is flat (height < 1e-6 of it).
+_FLAT = 1e-6
+# No point is inserted closer than this (pixels) to another.
+MIN_VERTEX_GAP = 0.02
 
 
 @dataclass
@@ -71,10 +75,18 @@ def _edge_cuts(length, spacing, ratio=2.0):
         left = _growing(a, ratio, spacing, total / 2)
         right = _growing(b, ratio, spacing, total / 2)
         lo, hi = (left[-1] if left else 0.0), total - (right[-1] if right else 0.0)
+        if left and right and hi - lo < 0.5 * min(_last_piece(left), _last_piece(right)):
+            # The two runs meet in the middle: one cut there, not two a sliver apart.
+            left[-1] = lo = hi = (lo + hi) / 2
+            right.pop()
         middle = np.linspace(lo, hi, max(int(np.ceil((hi - lo) / spacing)), 1) + 1)[1:-1].tolist()
         inner = np.unique(np.array(left + middle + [total - r for r in right]) / total)
         cuts.append(np.concatenate([[0.0], inner[(inner > 1e-9) & (inner < 1 - 1e-9)]]))
     return cuts
+
+
+def _last_piece(cuts):
+    return cuts[-1] - (cuts[-2] if len(cuts) > 1 else 0.0)
 
 
 def _growing(start, ratio, spacing, limit):
@@ -161,8 +173,9 @@ def _lattice_near(s, centres, reach):
 def quality_triangulation(outline, interior, cdt, min_angle=21.0, max_rounds=25):
     """Vertices (n, 2) and counter-clockwise triangles (m, 3) filling the outline's rings.
 
-    Holes and separate islands come from the rings themselves: a triangle is kept when it lies inside
-    an odd number of rings.
+    Holes and separate islands come from the rings themselves (see `_inside_triangles`). The first
+    triangulation is global; each refinement round then triangulates again only the triangles the new
+    points change.
     """
     points, segments, sharp = outline.points, outline.segments, outline.sharp
     points = np.vstack([points, interior]) if len(interior) else points
@@ -173,17 +186,58 @@ def quality_triangulation(outline, interior, cdt, min_angle=21.0, max_rounds=25)
         # One batch per round: split every encroached outline edge, insert every other circumcentre.
         new_points, enc = _circumcentres_to_add(points, segments, tris, sharp, min_angle, seg_floor)
         enc |= _encroached_segments(points, segments, tris, seg_floor)
+        mid, ok = _clear_splits(points, segments, enc, sharp)
+        enc[np.flatnonzero(enc)[~ok]] = False
+        mid = mid[ok]
+        new_points = new_points[_clear_of(np.vstack([points, mid]), new_points)]
         if not enc.any() and not len(new_points):
             break
+        first_new, split = len(points), segments[enc]
         if enc.any():
-            points, segments = _split_segments(points, segments, enc, sharp)
+            points, segments = _split_segments(points, segments, enc, mid)
         points = np.vstack([points, new_points])
         sharp = np.concatenate([sharp, np.zeros(len(points) - len(sharp), bool)])
-        tris = _inside_triangles(points, segments, cdt(points, segments))
+        tris = _retriangulate(points, tris, first_new, split, cdt)
     used = np.unique(tris)
     remap = np.full(len(points), -1)
     remap[used] = np.arange(len(used))
     return points[used], remap[tris]
+
+
+def _retriangulate(points, tris, first_new, split, cdt):
+    """`tris` with the points from `first_new` on inserted: the outline edges `split` were cut at the points
+    first_new, first_new + 1, ... in order, the rest are interior points.
+
+    The cavity is every triangle whose circumcircle holds a new point (Bowyer-Watson), which includes the
+    triangle each point falls in and the one along each split edge. Only the cavity is triangulated again,
+    its boundary kept as constrained edges (inside on their left, as the outline's), so a round costs in
+    proportion to what it changes, not to the whole mesh.
+    """
+    new = points[first_new:]
+    a, b, c = points[tris[:, 0]], points[tris[:, 1]], points[tris[:, 2]]
+    centre, radius = _circumcircles(a, b, c)
+    dist, _ = cKDTree(new).query(centre)
+    cavity = dist <= radius * (1.0 + 1e-9)
+    hole = tris[cavity]
+    edges = np.concatenate([hole[:, [0, 1]], hole[:, [1, 2]], hole[:, [2, 0]]])
+    _, idx, count = np.unique(np.sort(edges, axis=1), axis=0, return_index=True, return_counts=True)
+    boundary = edges[idx[count == 1]]
+    # A split outline edge on the cavity's boundary becomes its two halves.
+    n = len(points)
+    if len(split):
+        key, edge_key = split[:, 0] * n + split[:, 1], boundary[:, 0] * n + boundary[:, 1]
+        order = np.argsort(key)
+        pos = np.clip(np.searchsorted(key[order], edge_key), 0, len(key) - 1)
+        is_split = key[order][pos] == edge_key
+        halves = first_new + order[pos[is_split]]
+        boundary = np.vstack([boundary[~is_split], np.stack([boundary[is_split, 0], halves], axis=1),
+                              np.stack([halves, boundary[is_split, 1]], axis=1)])
+    local = np.unique(np.concatenate([hole.ravel(), np.arange(first_new, n)]))
+    to_local = np.full(n, -1)
+    to_local[local] = np.arange(len(local))
+    sub_points, sub_segments = points[local], to_local[boundary]
+    sub = _inside_triangles(sub_points, sub_segments, cdt(sub_points, sub_segments))
+    return np.vstack([tris[~cavity], local[sub]])
 
 
 def triangle_angles(points, tris):
@@ -209,36 +263,36 @@ def sharp_corners(rings):
 
 
 def _inside_triangles(points, segments, tris):
-    """Counter-clockwise triangles of `tris` that lie inside an odd number of outline rings.
+    """Counter-clockwise triangles of `tris` on the inside of the outline.
 
-    Triangles connected without crossing an outline edge form a region; one even-odd test per region
-    classifies all of its triangles.
+    Triangles connected without crossing an outline edge form a region. Every outline edge keeps the
+    inside on its left, so a region whose triangles run along outline edges in their own direction is
+    inside, and one that runs along them backwards is outside: no point-in-polygon test, which a sliver's
+    centroid on the outline could fool. Flat triangles (between collinear outline points, where rounding
+    gives them a sign but no area) are dropped first.
     """
     tris = np.asarray(tris, np.int64).reshape(-1, 3)
     a, b, c = points[tris[:, 0]], points[tris[:, 1]], points[tris[:, 2]]
     area2 = (b[:, 0] - a[:, 0]) * (c[:, 1] - a[:, 1]) - (b[:, 1] - a[:, 1]) * (c[:, 0] - a[:, 0])
     tris = np.where((area2 < 0)[:, None], tris[:, ::-1], tris)
-    # Flat triangles between collinear outline points: rounding gives them a sign, not an area.
     longest = np.max([np.hypot(*(q - p).T) for p, q in ((a, b), (b, c), (c, a))], axis=0)
-    solid = np.abs(area2) > 1e-9 * longest**2
-    tris, area2 = tris[solid], np.abs(area2[solid])
+    tris = tris[np.abs(area2) > _FLAT * longest**2]
 
-    m = len(tris)
+    m, n = len(tris), len(points)
     edges = np.concatenate([tris[:, [0, 1]], tris[:, [1, 2]], tris[:, [2, 0]]])
     owner = np.tile(np.arange(m), 3)
-    key = _edge_key(edges, len(points))
-    constrained = np.isin(key, _edge_key(segments, len(points)))
+    key = _edge_key(edges, n)
+    seg_key = _edge_key(segments, n)
+    constrained = np.isin(key, seg_key)
     order = np.argsort(key, kind="stable")
     k, o, cons = key[order], owner[order], constrained[order]
     shared = (k[1:] == k[:-1]) & ~cons[1:]
     adj = coo_matrix((np.ones(shared.sum()), (o[:-1][shared], o[1:][shared])), shape=(m, m))
     n_regions, region = connected_components(adj, directed=False)
-    # The probe of a region is the centroid of its largest triangle: a sliver's centroid may sit on the outline.
-    biggest = np.lexsort((area2, region))
-    last = np.r_[np.flatnonzero(np.diff(region[biggest])), len(biggest) - 1]
-    probes = points[tris[biggest[last]]].mean(axis=1)
-    inside = points_in_edges(probes, points[segments[:, 0]], points[segments[:, 1]])
-    return tris[inside[region]]
+    forward = np.isin(edges[:, 0] * n + edges[:, 1], segments[:, 0] * n + segments[:, 1])
+    backward = np.isin(edges[:, 1] * n + edges[:, 0], segments[:, 0] * n + segments[:, 1])
+    votes = np.bincount(region[owner], forward.astype(np.int64) - backward, minlength=n_regions)
+    return tris[votes[region] > 0]
 
 
 def _edge_key(edges, n):
@@ -264,9 +318,10 @@ def _encroached_segments(points, segments, tris, seg_floor):
     return enc & (length > 2 * seg_floor)
 
 
-def _split_segments(points, segments, enc, sharp):
-    """Splits the flagged outline edges: at the middle, or at a power-of-two distance from a sharp corner
-    (concentric shells, so that splits on the two sides of a sharp corner do not chase each other)."""
+def _split_points(points, segments, enc, sharp, shift=0.0):
+    """Where to split the flagged outline edges: at the middle, or at a power-of-two distance from a sharp
+    corner (concentric shells, so that splits on the two sides of a sharp corner do not chase each other);
+    `shift` moves the points along their edges by that fraction of the edge."""
     a, b = segments[enc, 0], segments[enc, 1]
     pa, pb = points[a], points[b]
     length = np.hypot(*(pb - pa).T)
@@ -274,11 +329,40 @@ def _split_segments(points, segments, enc, sharp):
     shell = 2.0 ** np.round(np.log2(np.maximum(length / 2, 1e-12)))
     t = np.where(sharp[a] & ~sharp[b], shell / length, t)
     t = np.where(sharp[b] & ~sharp[a], 1.0 - shell / length, t)
-    t = np.clip(t, 0.25, 0.75)
-    mid = pa + t[:, None] * (pb - pa)
+    t = np.clip(t + shift, 0.25, 0.75)
+    return pa + t[:, None] * (pb - pa)
+
+
+def _clear_splits(points, segments, enc, sharp, gap=MIN_VERTEX_GAP):
+    """Split points for the flagged outline edges, and which of them have room: one that falls within `gap`
+    of another point (a vertex of a ring that passes a hair away) moves along its edge instead."""
+    tree = cKDTree(points)
+    mid = _split_points(points, segments, enc, sharp)
+    found = np.zeros(len(mid), bool)
+    for shift in (0.0, -0.2, 0.2):
+        alt = _split_points(points, segments, enc, sharp, shift)
+        take = ~found & np.isinf(tree.query(alt, distance_upper_bound=gap)[0])
+        mid[take] = alt[take]
+        found |= take
+    return mid, found & _clear_of(np.empty((0, 2)), mid, gap)
+
+
+def _split_segments(points, segments, enc, mid):
+    """Splits the flagged outline edges at `mid` (one point each, in order)."""
+    a, b = segments[enc, 0], segments[enc, 1]
     new = np.arange(len(points), len(points) + len(mid))
     segments = np.vstack([segments[~enc], np.stack([a, new], axis=1), np.stack([new, b], axis=1)])
     return np.vstack([points, mid]), segments
+
+
+def _clear_of(points, new, gap=MIN_VERTEX_GAP):
+    """Mask of the `new` points at least `gap` from every point and from each other (of two that crowd each
+    other, the first stays). Two sides of a needle-sharp corner would otherwise be split a hair apart."""
+    if not len(new):
+        return np.zeros(0, bool)
+    ok = np.isinf(cKDTree(points).query(new, distance_upper_bound=gap)[0]) if len(points) else np.ones(len(new), bool)
+    ok[cKDTree(new).query_pairs(gap, output_type="ndarray").max(axis=1, initial=-1)] = False
+    return ok
 
 
 def _circumcentres_to_add(points, segments, tris, sharp, min_angle, seg_floor):

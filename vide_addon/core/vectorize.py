@@ -20,6 +20,9 @@ from .triangulate import Outline, graded_lattice, quality_triangulation
 MAX_ANALYSIS_SIZE = 4096
 # With vertex_spacing at 0, the spacing is the image's longest side divided by this.
 AUTO_SPACING_DIVISOR = 80.0
+# ... and for an image without transparency, which has no outline to follow, by this: a light mesh that
+# still bends.
+AUTO_SPACING_DIVISOR_OPAQUE = 10.0
 
 
 @dataclass
@@ -45,9 +48,10 @@ class Result:
     hole_count: int = 0
 
 
-def auto_spacing(width, height):
-    """Default interior vertex spacing in pixels: about 80 vertices across the longest side."""
-    return max(max(width, height) / AUTO_SPACING_DIVISOR, 2.0)
+def auto_spacing(width, height, opaque=False):
+    """Default interior vertex spacing in pixels: about 80 vertices across the longest side (10 for an
+    image without transparency)."""
+    return max(max(width, height) / (AUTO_SPACING_DIVISOR_OPAQUE if opaque else AUTO_SPACING_DIVISOR), 2.0)
 
 
 def vectorize(alpha, settings, cdt, progress=None):
@@ -74,7 +78,8 @@ def vectorize(alpha, settings, cdt, progress=None):
                         "transparent there. Lower Alpha Threshold or pick another image.")
     wh, ww = work.shape
     dense = np.vstack(rings)
-    if work.min() >= level:
+    opaque = bool(work.min() >= level)
+    if opaque:
         warnings.append("The image has no transparent pixels: the mesh covers the whole rectangle.")
         rings = [np.array([[0.0, 0.0], [ww, 0.0], [ww, wh], [0.0, wh]])]
     else:
@@ -86,7 +91,7 @@ def vectorize(alpha, settings, cdt, progress=None):
 
     outline = simplify_rings(rings, max(settings.contour_tolerance, 0.0) / factor)
     report(0.5)
-    spacing = (settings.vertex_spacing or auto_spacing(w, h)) / factor
+    spacing = (settings.vertex_spacing or auto_spacing(w, h, opaque)) / factor
     mesh_outline = Outline.from_rings(outline, spacing)
     interior = graded_lattice(work, level, dense, mesh_outline, spacing)
     points, tris = quality_triangulation(mesh_outline, interior, cdt)

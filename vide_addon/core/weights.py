@@ -8,29 +8,57 @@ bones each temporary would be 30 MB.
 
 import numpy as np
 
+MAX_INFLUENCES = 4  # bones per vertex at most: what game engines and glTF take
+PRUNE = 0.01  # weights below this are dropped
+REACH = 6.0  # in smoothness lengths past the nearest bone: where a bone's weight has faded to 0
 
-def falloff_weights(dist, smoothness, max_influences=4, prune=0.01):
+
+def bezier_falloff(x):
+    """f(x) = 1 - 10x³ + 15x⁴ - 6x⁵ on [0, 1] (the degree-5 Bézier with ordinates 1,1,1,0,0,0), 0 beyond:
+    f(0) = 1, f(1) = 0, first and second derivatives 0 at both ends, decreasing in between."""
+    x = np.clip(np.asarray(x, float), 0.0, 1.0)
+    return 1.0 - x**3 * (10.0 - 15.0 * x + 6.0 * x * x)
+
+
+def falloff_weights(dist, smoothness, max_influences=MAX_INFLUENCES, prune=PRUNE):
     """Weights (n, bones) from distances (n, bones) and one smoothness per bone.
 
     Each row sums to 1 over at most `max_influences` bones; weights below `prune` are dropped and the
     rest renormalized (the strongest bone always stays). Rows with no finite distance stay zero.
+
+    A bone's weight also fades to exactly 0, C²-smoothly, where it is REACH of its smoothness lengths further
+    than the nearest bone: the tail of exp(-d / s) that would come round through a crotch onto the other
+    leg (a few hundredths on small characters) is cut, where it was under exp(-REACH) of the nearest bone's.
     """
     w = np.array(dist, np.float64)
     w /= -np.asarray(smoothness, np.float64)[None, :]
     top = w.max(axis=1, keepdims=True)
     top[~np.isfinite(top)] = 0.0  # no bone reaches the row: exp(-inf) leaves it zero
     w -= top
-    np.exp(w, out=w)
+    for part in np.array_split(w, max(len(w) // 8192, 1)):  # views: a few small temporaries, not full-size ones
+        fade = bezier_falloff(-part / REACH)
+        np.exp(part, out=part)
+        part *= fade
     return strongest(w, max_influences, prune)
 
 
-def strongest(w, max_influences=4, prune=0.01):
-    """In place: keeps each row's `max_influences` largest weights, normalizes, drops those below `prune`
-    and normalizes again (the strongest always stays). Returns `w`."""
+def strongest(w, max_influences=MAX_INFLUENCES, prune=PRUNE):
+    """In place: keeps each row's `max_influences` largest weights less the next largest, normalizes, drops
+    those below `prune` and normalizes again (the strongest always stays). Returns `w`.
+
+    Taking the next largest off (rather than only cutting there) keeps the weights continuous where the
+    strongest few change, and treats equal weights alike: two bones tied for the last place both drop,
+    so a mirrored rig keeps mirrored weights."""
     bones = w.shape[1]
     if bones > max_influences:
-        weakest = np.argpartition(w, bones - max_influences, axis=1)[:, :bones - max_influences]
-        np.put_along_axis(w, weakest, 0.0, axis=1)
+        top = w.argmax(axis=1)
+        order = np.argpartition(w, bones - max_influences - 1, axis=1)
+        next_largest = np.take_along_axis(w, order[:, bones - max_influences - 1:bones - max_influences], axis=1)
+        np.put_along_axis(w, order[:, :bones - max_influences], 0.0, axis=1)
+        w -= next_largest
+        np.maximum(w, 0.0, out=w)
+        tied = np.flatnonzero((w.sum(axis=1) == 0) & (next_largest[:, 0] > 0))  # more than that many tied first
+        w[tied, top[tied]] = 1.0
     _normalize(w)
     w[w < prune] = 0.0
     _normalize(w)

@@ -8,6 +8,7 @@ import bpy
 from .. import binding
 from ..props import BindSettings
 from .batch import for_each, is_linked
+from .poll import SaysWhyNot
 
 
 def armature_and_meshes(context):
@@ -29,7 +30,19 @@ def armature_and_meshes(context):
     return arm, meshes, None
 
 
-class VIDE_OT_bind_armature(BindSettings, bpy.types.Operator):
+def outside_notes(results, shown=3):
+    """One line per mesh about the bones that lie wholly outside it: their count and the first few names."""
+    for result in results:
+        bones = result.outside_bones
+        if len(bones) == 1:
+            yield f"Bone '{bones[0]}' lies outside '{result.mesh}': it weights the nearest part of it"
+        elif bones:
+            names = ", ".join(f"'{b}'" for b in bones[:shown])
+            names += f" and {len(bones) - shown} more" if len(bones) > shown else ""
+            yield f"{len(bones)} bones lie outside '{result.mesh}' ({names}): each weights the nearest part of it"
+
+
+class VIDE_OT_bind_armature(SaysWhyNot, BindSettings, bpy.types.Operator):
     """Weight the selected meshes to the armature's deform bones by distance inside each shape, then add an
     Armature modifier and parent them to the armature"""
 
@@ -38,15 +51,10 @@ class VIDE_OT_bind_armature(BindSettings, bpy.types.Operator):
     bl_options = {'REGISTER', 'UNDO'}
 
     @classmethod
-    def poll(cls, context):
+    def problem(cls, context):
         if context.mode != 'OBJECT':
-            cls.poll_message_set("Switch to Object Mode to bind (Edit Mode changes are applied on leaving it)")
-            return False
-        _arm, _meshes, problem = armature_and_meshes(context)
-        if problem:
-            cls.poll_message_set(problem)
-            return False
-        return True
+            return "Switch to Object Mode to bind (Edit Mode changes are applied on leaving it)"
+        return armature_and_meshes(context)[2]
 
     def invoke(self, context, event):
         self.copy_from(context.scene.vide_bind)
@@ -71,8 +79,7 @@ class VIDE_OT_bind_armature(BindSettings, bpy.types.Operator):
         problems += failed
         notes = {f"Bone '{b}' points out of the picture's plane: it weights like a point"
                  for result in done for b in result.point_bones}
-        notes |= {f"Bone '{b}' lies outside '{result.mesh}': it weights the nearest part of it"
-                  for result in done for b in result.outside_bones}
+        notes |= set(outside_notes(done))
         if not done:
             self.report({'ERROR'}, "; ".join(problems))
             return {'CANCELLED'}
@@ -103,11 +110,13 @@ def draw_bind_settings(layout, settings):
         layout.prop(settings, "chains")
         if settings.chains == 'SHRINK':
             layout.prop(settings, "joint_pull")
+    layout.prop(settings, "joint_blend")
     layout.prop(settings, "max_influences")
     layout.prop(settings, "prune")
+    layout.prop(settings, "preserve_volume")
 
 
-class VIDE_OT_update_weights(bpy.types.Operator):
+class VIDE_OT_update_weights(SaysWhyNot, bpy.types.Operator):
     """Weight again every mesh bound to the active armature, with the settings it was bound with (after adding,
     removing or moving bones)"""
 
@@ -116,15 +125,13 @@ class VIDE_OT_update_weights(bpy.types.Operator):
     bl_options = {'REGISTER', 'UNDO'}
 
     @classmethod
-    def poll(cls, context):
+    def problem(cls, context):
         arm = context.active_object
         if arm is None or arm.type != 'ARMATURE':
-            cls.poll_message_set("Make the armature active")
-            return False
+            return "Make the armature active"
         if context.mode not in {'OBJECT', 'POSE'}:
-            cls.poll_message_set("Leave Edit Mode first: new bones count once it is left")
-            return False
-        return True
+            return "Leave Edit Mode first: new bones count once it is left"
+        return None
 
     def execute(self, context):
         arm = context.active_object

@@ -20,6 +20,7 @@ from ..bridge.swaps import make_swap
 from ..core.errors import VideError
 from .add_image import ALIGN_ITEMS, ImportImages
 from .batch import for_each
+from .poll import SaysWhyNot
 from .vectorize import vectorize_object
 
 
@@ -268,7 +269,7 @@ def canvas_size(directory, names):
     return next(iter(sizes.values()))
 
 
-class VIDE_OT_draw_order(bpy.types.Operator):
+class VIDE_OT_draw_order(SaysWhyNot, bpy.types.Operator):
     """Move the active layer one step to the front or to the back of its cutout (keyed when draw order is
     already animated)"""
 
@@ -280,12 +281,11 @@ class VIDE_OT_draw_order(bpy.types.Operator):
                                    ('DOWN', "Backward", "One step away from the viewer")])
 
     @classmethod
-    def poll(cls, context):
+    def problem(cls, context):
         ob = context.active_object
         if ob is None or not ob.vide.is_layer:
-            cls.poll_message_set("Make a layer of an imported cutout active (VIDE > Import Cutout)")
-            return False
-        return True
+            return "Make a layer of an imported cutout active (VIDE > Import Cutout)"
+        return None
 
     def execute(self, context):
         ob = context.active_object

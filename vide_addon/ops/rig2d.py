@@ -9,11 +9,13 @@ from mathutils import Vector
 
 from ..bridge.rig import attach
 from .batch import is_linked
+from .poll import SaysWhyNot
 
 PLANES = [('XZ', "Front (XZ)", "The picture faces the front view: bones turn about the Y axis"),
           ('XY', "Top (XY)", "The picture lies flat: bones turn about the Z axis"),
           ('YZ', "Side (YZ)", "The picture faces the side view: bones turn about the X axis")]
 NORMALS = {'XZ': Vector((0.0, -1.0, 0.0)), 'XY': Vector((0.0, 0.0, 1.0)), 'YZ': Vector((1.0, 0.0, 0.0))}
+HELPER_OF = "vide_ik_of"  # custom property of the target and pole bones Add 2D IK makes: the bone they serve
 
 
 def _armature_problem(context, need_bone):
@@ -51,20 +53,10 @@ def _lock_to_plane(pose_bone):
     pose_bone.lock_location[2] = True
 
 
-class SaysWhyNot:
-    """poll() greys the operator out with the reason `problem(context)` gives (None: it can run)."""
-
-    @classmethod
-    def poll(cls, context):
-        problem = cls.problem(context)
-        if problem:
-            cls.poll_message_set(problem)
-        return problem is None
-
-
 class VIDE_OT_add_ik_2d(SaysWhyNot, bpy.types.Operator):
     """Add two-bone IK to the active bone and its parent: a new target bone at its tip and a pole bone on the
-    side the joint bends to in the current pose, both in the picture's plane, with rotation locked to it"""
+    side the joint bends to in the current pose, both in the picture's plane, with rotation locked to it.
+    Run again on the same bone, it replaces the bone's IK and the target and pole bones it added before"""
 
     bl_idname = "vide.add_ik_2d"
     bl_label = "Add 2D IK"
@@ -93,19 +85,24 @@ class VIDE_OT_add_ik_2d(SaysWhyNot, bpy.types.Operator):
         normal = _normal_in_armature(arm, self.plane)
         side = _bend_side(arm.pose.bones[upper], arm.pose.bones[name], normal)
         mode = arm.mode
+        replaced = _remove_ik(arm, name)
         _align_rolls(arm, [upper, name], normal)
         bpy.ops.object.mode_set(mode='EDIT')
         ebs = arm.data.edit_bones
+        for helper in [eb for eb in ebs if eb.get(HELPER_OF) == name]:  # the target and pole added before
+            ebs.remove(helper)
         lower_eb, upper_eb = ebs[name], ebs[upper]
         joint, tip = lower_eb.head.copy(), lower_eb.tail.copy()
         chain = upper_eb.length + lower_eb.length
         target = ebs.new(f"IK-{name}")
         target.head, target.tail = tip, tip + (tip - joint).normalized() * 0.25 * lower_eb.length
         target.use_deform = False  # free: the foot stays planted when the body moves
+        target[HELPER_OF] = name
         pole = ebs.new(f"Pole-{name}")
         pole.head = joint + side * 0.5 * chain
         pole.tail = pole.head + side * 0.1 * chain
         pole.use_deform = False
+        pole[HELPER_OF] = name
         pole.parent = upper_eb.parent
         pole_angle = _pole_angle(upper_eb, lower_eb, pole.head)
         rest_side = _bend_side(upper_eb, lower_eb, normal)
@@ -126,9 +123,19 @@ class VIDE_OT_add_ik_2d(SaysWhyNot, bpy.types.Operator):
         for helper in (target_name, pole_name):
             arm.pose.bones[helper].lock_location[2] = False
         bpy.ops.object.mode_set(mode=mode)
-        self.report({'INFO'}, f"Added 2D IK on '{upper}' and '{name}': move '{target_name}', bend with "
-                              f"'{pole_name}'")
+        self.report({'INFO'}, f"{'Replaced' if replaced else 'Added'} 2D IK on '{upper}' and '{name}': move "
+                              f"'{target_name}', bend with '{pole_name}'")
         return {'FINISHED'}
+
+
+def _remove_ik(arm, name):
+    """Removes the IK constraints of bone `name` (a second one would fight the first); returns whether there
+    were any."""
+    constraints = arm.pose.bones[name].constraints
+    iks = [c for c in constraints if c.type == 'IK']
+    for c in iks:
+        constraints.remove(c)
+    return bool(iks)
 
 
 def _bend_side(upper, lower, normal):

@@ -5,9 +5,10 @@ import bpy
 
 from ..bridge.layers import CUTOUT_KEY, cutout_collection
 from ..bridge.swaps import make_swap
+from .poll import SaysWhyNot
 
 
-class VIDE_OT_make_swap(bpy.types.Operator):
+class VIDE_OT_make_swap(SaysWhyNot, bpy.types.Operator):
     """Make the selected layers (or every layer of the active layer's group) one sprite swap: they share one
     place in the stack and one of them is shown, chosen by the swap's Shown property, which can be keyframed"""
 
@@ -16,15 +17,13 @@ class VIDE_OT_make_swap(bpy.types.Operator):
     bl_options = {'REGISTER', 'UNDO'}
 
     @classmethod
-    def poll(cls, context):
+    def problem(cls, context):
         ob = context.active_object
         if context.mode != 'OBJECT':
-            cls.poll_message_set("Switch to Object Mode to make a swap")
-            return False
+            return "Switch to Object Mode to make a swap"
         if ob is None or not ob.vide.is_layer:
-            cls.poll_message_set("Make a layer of an imported cutout active (VIDE > Import Cutout)")
-            return False
-        return True
+            return "Make a layer of an imported cutout active (VIDE > Import Cutout)"
+        return None
 
     def execute(self, context):
         ob = context.active_object

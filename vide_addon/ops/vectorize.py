@@ -6,11 +6,14 @@ import bpy
 import numpy as np
 
 from ..bridge import cdt
-from ..bridge.image_plane import find_image, read_alpha, read_placement, replace_mesh
+from .. import binding
+from ..bridge.image_plane import find_image, new_mesh, read_alpha, read_placement, release
+from ..core.errors import VideError
 from ..core.placement import uv_to_local
 from ..core.vectorize import vectorize
 from ..props import VectorizeSettings
 from .batch import for_each, is_linked
+from .poll import SaysWhyNot
 
 
 def image_plane_problem(ob):
@@ -28,7 +31,8 @@ def image_plane_problem(ob):
 
 
 def vectorize_object(ob, settings, progress=None):
-    """Replaces the mesh of `ob` by the vectorized image; returns (mesh, core result). All or nothing."""
+    """Replaces the mesh of `ob` by the vectorized image; returns (mesh, core result). All or nothing: a mesh
+    VIDE bound to an armature is weighted again with the settings it was bound with, or keeps its old mesh."""
     image = find_image(ob) or ob.vide.image
     if ob.vide.image is not None:  # vectorized before: the placement it had then, not a fit to this mesh
         m, flip = np.array(ob.vide.uv_to_local, np.float64).reshape(3, 3), ob.vide.flip
@@ -37,17 +41,30 @@ def vectorize_object(ob, settings, progress=None):
     alpha = read_alpha(image)
     h, w = alpha.shape
     result = vectorize(alpha, settings.to_core(), cdt.triangulate, progress)
+    if ob.data.shape_keys:
+        result.warnings.append(f"its {len(ob.data.shape_keys.key_blocks)} shape keys were dropped: the new mesh "
+                               "has other vertices, so they cannot carry over")
     uv = result.points / np.array([w, h], np.float64)
     tris = result.triangles[:, ::-1] if flip else result.triangles
-    me = replace_mesh(ob, uv_to_local(m, uv), tris, uv)
-    ob.vide.image = image
-    ob.vide.uv_to_local = m.ravel().tolist()
-    ob.vide.flip = flip
+    old, before = ob.data, (ob.vide.image, tuple(ob.vide.uv_to_local), ob.vide.flip)
+    me = new_mesh(ob, uv_to_local(m, uv), tris, uv)
+    ob.vide.image, ob.vide.uv_to_local, ob.vide.flip = image, m.ravel().tolist(), flip
+    arm = ob.vide.bind.armature
+    if arm is not None and arm.users_scene:
+        try:
+            binding.bind(ob, arm, ob.vide.bind)
+        except VideError as err:
+            ob.data = old
+            ob.vide.image, ob.vide.uv_to_local, ob.vide.flip = before
+            bpy.data.meshes.remove(me)
+            raise VideError(f"it is bound to '{arm.name}' and could not be weighted again ({err}); "
+                            "it keeps its mesh") from err
+    release(old, me)
     ob.vide.settings.copy_from(settings)
     return me, result
 
 
-class VIDE_OT_vectorize_image(VectorizeSettings, bpy.types.Operator):
+class VIDE_OT_vectorize_image(SaysWhyNot, VectorizeSettings, bpy.types.Operator):
     """Turn the selected image planes into triangle meshes that follow the image's alpha contour"""
 
     bl_idname = "vide.vectorize_image"
@@ -55,14 +72,12 @@ class VIDE_OT_vectorize_image(VectorizeSettings, bpy.types.Operator):
     bl_options = {'REGISTER', 'UNDO'}
 
     @classmethod
-    def poll(cls, context):
+    def problem(cls, context):
         if context.mode != 'OBJECT':
-            cls.poll_message_set("Switch to Object Mode to vectorize")
-            return False
+            return "Switch to Object Mode to vectorize"
         if not any(ob.type == 'MESH' for ob in context.selected_objects):
-            cls.poll_message_set("Select an image plane (File > Import > Images as Planes, or VIDE > Add Image)")
-            return False
-        return True
+            return "Select an image plane (File > Import > Images as Planes, or VIDE > Add Image)"
+        return None
 
     def invoke(self, context, event):
         self.copy_from(context.scene.vide_vectorize)

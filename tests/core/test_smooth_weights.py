@@ -1,0 +1,82 @@
+"""Joint Blending without Blender: the diffused weights are normalized and within Max Influences, no weight moves
+between pieces the mesh does not join and under 1% goes around a gap, a new smoothness solves again only its bone's
+column, and limiting and pruning have no jumps."""
+
+import numpy as np
+from scipy.spatial import Delaunay
+from test_geodesic_and_weights import LEGS, polygon_mesh
+from vide_addon.core.geodesic import Domain, bone_distances
+from vide_addon.core.smooth_weights import GEODESIC_REACH, JointBlend, exponential_seeds, limit_evenly
+from vide_addon.core.weights import strongest
+
+# Hip across the top, one bone down each leg (the legs are 4 units apart below y = 100).
+HEADS = np.array([[10.0, 115.0], [20.0, 95.0], [64.0, 95.0]])
+TAILS = np.array([[74.0, 115.0], [20.0, 10.0], [64.0, 10.0]])
+
+
+def legs(strength=0.4, smoothness=5.0):
+    pts, tris = polygon_mesh(LEGS, 3.0)
+    dist, _outside = bone_distances(Domain.from_mesh(pts, tris), HEADS, TAILS)
+    blend = JointBlend(pts, tris, HEADS, TAILS, strength, GEODESIC_REACH)
+    return pts, tris, dist, blend, exponential_seeds(dist, np.full(3, smoothness))
+
+
+def test_blended_weights_are_normalized_non_negative_and_within_max_influences():
+    _pts, _tris, _dist, blend, seeds = legs()
+    w = strongest(blend(seeds, 2, 0.01), 2, 0.01)
+    assert np.abs(w.sum(axis=1) - 1).max() < 1e-12
+    assert w.min() >= 0.0 and np.count_nonzero(w, axis=1).max() <= 2
+    assert ((w > 0.0) & (w < 0.01)).sum() == 0
+
+
+def test_blending_spreads_the_joint_and_keeps_what_goes_around_the_gap_under_one_percent():
+    pts, _tris, _dist, blend, seeds = legs()
+    w = blend(seeds, 3, 0.0)
+    unblended = seeds / seeds.sum(axis=1, keepdims=True)
+    hip_joint = (pts[:, 1] > 85) & (pts[:, 1] < 100)
+    assert np.abs(w[hip_joint] - unblended[hip_joint]).max() > 0.05, "the joint is blended"
+    right_low = (pts[:, 0] > 44) & (pts[:, 1] < 50)
+    assert right_low.sum() > 50
+    assert w[right_low, 1].max() < 0.01, "the left leg's bone on the right leg's lower half (the Blender tests' bound)"
+
+
+def test_blending_moves_no_weight_between_pieces_the_mesh_does_not_join():
+    xx, yy = np.meshgrid(np.arange(11.0), np.arange(11.0))
+    square = np.column_stack([xx.ravel(), yy.ravel()])
+    tris = Delaunay(square).simplices
+    pts = np.vstack([square, square + [11.0, 0.0]])  # two squares 1 unit apart, no triangle between them
+    tris = np.vstack([tris, tris + len(square)])
+    heads, tails = np.array([[2.0, 5.0], [19.0, 5.0]]), np.array([[8.0, 5.0], [13.0, 5.0]])
+    seeds = np.zeros((len(pts), 2))
+    seeds[:len(square), 0] = 1.0
+    seeds[len(square):, 1] = 1.0
+    seeds[len(square):, 0] = np.linspace(0.0, 0.5, len(square))  # some weight of bone 0 on the right square
+    w = JointBlend(pts, tris, heads, tails, 0.4)(seeds, 4, 0.0)
+    assert w[:len(square), 1].max() == 0.0, "bone 1 could reach the left square only across the gap"
+
+
+def test_a_new_smoothness_solves_only_that_bones_column_to_the_weights_of_a_fresh_blend():
+    pts, tris, dist, blend, seeds = legs()
+    blend(seeds, 4, 0.01)
+    solved = []
+    solve = blend._solve
+    blend._solve = lambda b: solved.append(b.shape[1]) or solve(b)
+    smoothness = np.array([5.0, 9.0, 5.0])
+    again = exponential_seeds(dist, smoothness)
+    live = blend(again, 4, 0.01)
+    assert solved == [1]
+    fresh = JointBlend(pts, tris, HEADS, TAILS, 0.4, GEODESIC_REACH)(again, 4, 0.01)
+    assert np.abs(live - fresh).max() < 1e-10
+
+
+def test_limiting_and_pruning_change_continuously_with_the_weights():
+    eps = 1e-6
+    for t in (-eps, eps):  # the 4th and 5th largest change places
+        row = np.array([[0.4, 0.2, 0.15, 0.125 + t, 0.125 - t]])
+        if t < 0:
+            before = limit_evenly(row.copy(), 4, 0.01)
+        else:
+            after = limit_evenly(row.copy(), 4, 0.01)
+    assert np.abs(after - before).max() < 100 * eps
+    near_prune = [limit_evenly(np.array([[1.0 - p, p]]), 4, 0.01)[0, 1] for p in (0.0099, 0.01, 0.0101)]
+    assert near_prune[0] == 0.0 and near_prune[1] == 0.0 and near_prune[2] < 1e-3

@@ -1,0 +1,128 @@
+"""Joint blending: bone weights diffused over the mesh, so that a bend spreads over about the width of the limb.
+
+Blender's bone heat solves -Δw + H (w - p) = 0 on the mesh, with H = 1 / d² (d: distance to the nearest bone)
+and p the nearest visible bone: smooth, because the Laplacian averages each weight with its neighbours'
+over a length that grows with the distance from the bones, but leaky, because p comes from straight-line
+visibility. Here p is VIDE's own weights, measured inside the shape, and the Laplacian (cotangent weights,
+lumped areas) links only vertices that share a triangle, so nothing can reach across the gap between two legs
+that the weights did not already. Near a bone (H large) the weights stay VIDE's; between bones, where the
+distance to the nearest bone is about the limb's half width, they are averaged over that width.
+
+The matrix is factored once per mesh and bones, and each bone's column is solved on its own, so re-weighting
+after one bone's smoothness changed is one solve. Rows are normalized after the diffusion.
+"""
+
+import numpy as np
+from scipy import sparse
+from scipy.sparse.linalg import splu
+from scipy.spatial import cKDTree
+
+WIDTH_FLOOR = 0.5  # on a bone, weights are held as hard as half the limb's width away from it
+MESHFREE_SCALE = 2.0  # Meshfree C² weights turn over in narrower bands at joints: they diffuse twice as far
+GEODESIC_REACH = 1e-8  # exp(-d / s) seeds this small are about 18 smoothness lengths further than the nearest bone
+
+
+def cotangent_laplacian(points, tris):
+    """Stiffness matrix K (n, n) with cotangent weights (K @ ones = 0) and each vertex's lumped area (n,)."""
+    n = len(points)
+    corners = points[tris]
+    area = 0.5 * np.abs(np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0]))
+    rows, cols, vals = [], [], []
+    for k in range(3):  # the edge opposite corner k, weighted by half the cotangent of the angle at k
+        i, j = tris[:, (k + 1) % 3], tris[:, (k + 2) % 3]
+        u, v = corners[:, (k + 1) % 3] - corners[:, k], corners[:, (k + 2) % 3] - corners[:, k]
+        half_cot = 0.5 * np.einsum("ij,ij->i", u, v) / np.maximum(np.abs(np.cross(u, v)), 1e-300)
+        rows += [i, j]
+        cols += [j, i]
+        vals += [-half_cot, -half_cot]
+    off = sparse.coo_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), (n, n)).tocsr()
+    stiffness = off - sparse.diags(np.asarray(off.sum(axis=1)).ravel())
+    mass = np.bincount(tris.ravel(), np.repeat(area / 3.0, 3), n)
+    return stiffness, mass
+
+
+def bone_clearance(points, heads, tails):
+    """Straight distance from each point (n, 2) to its nearest bone segment."""
+    best = np.full(len(points), np.inf)
+    for a, b in zip(heads, tails):
+        ab = b - a
+        t = np.clip(((points - a) @ ab) / max(float(ab @ ab), 1e-300), 0.0, 1.0)
+        best = np.minimum(best, np.hypot(*(points - a - t[:, None] * ab).T))
+    return best
+
+
+def outline_clearance(points, tris):
+    """Distance from each vertex to the nearest vertex of the mesh's outline (about the local half width)."""
+    edges = np.sort(np.concatenate([tris[:, [0, 1]], tris[:, [1, 2]], tris[:, [2, 0]]]), axis=1)
+    keys, counts = np.unique(edges[:, 0] * len(points) + edges[:, 1], return_counts=True)
+    outline = np.unique(np.concatenate([keys[counts == 1] // len(points), keys[counts == 1] % len(points)]))
+    return cKDTree(points[outline]).query(points)[0]
+
+
+class JointBlend:
+    """Diffuses weights (n, bones) over one mesh: w = (K + M H)⁻¹ M H p with H = strength / d², d the
+    distance to the nearest bone, or half the limb's width if that is more (so the weights on a bone near a
+    joint are held no harder than beside it), bounded to the mesh's size and a thousandth of it. Larger
+    strength keeps the weights closer to p. The columns are solved one by one and kept: a call where one
+    bone's seeds changed (its smoothness) solves only that column."""
+
+    def __init__(self, points, tris, heads, tails, strength, reach=0.0):
+        points = np.asarray(points, float)
+        tris = np.asarray(tris, np.int64).reshape(-1, 3)
+        size = float(np.ptp(points, axis=0).max())
+        d = bone_clearance(points, np.asarray(heads, float), np.asarray(tails, float))
+        d = np.clip(np.maximum(d, WIDTH_FLOOR * outline_clearance(points, tris)), 1e-3 * size, size)
+        stiffness, mass = cotangent_laplacian(points, tris)
+        mass = np.maximum(mass, 1e-12 * size * size)  # vertices in no triangle keep their weights
+        self.anchor = mass * strength / (d * d)
+        # Symmetric positive definite: no pivoting, and a fill-reducing order of A + Aᵀ (half the fill of COLAMD).
+        self._solve = splu((stiffness + sparse.diags(self.anchor)).tocsc(), permc_spec="MMD_AT_PLUS_A",
+                           diag_pivot_thresh=0.0, options={"SymmetricMode": True}).solve
+        self.reach = reach
+        self._seeds = self._diffused = None
+
+    def __call__(self, seeds, max_influences, prune):
+        """Weights (n, bones) from seeds (n, bones; rows need not sum to 1): diffused, normalized, limited to
+        `max_influences` and pruned without jumps (`limit_evenly`)."""
+        seeds = np.array(seeds, np.float64)
+        if self._seeds is None or self._seeds.shape != seeds.shape:
+            self._seeds, self._diffused = np.zeros_like(seeds), np.zeros_like(seeds)
+            changed = np.arange(seeds.shape[1])
+        else:
+            changed = np.flatnonzero((self._seeds != seeds).any(axis=0))
+        if len(changed):
+            new = seeds[:, changed]
+            diffused = self._solve(self.anchor[:, None] * new)
+            if self.reach:  # only where the bone reaches: its diffused weight fades in as its seed grows to `reach`
+                diffused *= np.clip(new / self.reach, 0.0, 1.0)
+            self._diffused[:, changed] = diffused
+            self._seeds[:, changed] = new
+        return limit_evenly(self._diffused.copy(), max_influences, prune)
+
+
+def exponential_seeds(dist, smoothness):
+    """exp(-(d - d_nearest) / s) per bone (n, bones), from inside distances (n, bones) and one smoothness per
+    bone: 1 for the nearest bone, and a bone's column depends on its own smoothness only (see JointBlend).
+    Rows no bone reaches are 1 everywhere."""
+    dist = np.asarray(dist, np.float64)
+    nearest = dist.min(axis=1, keepdims=True)
+    nearest[~np.isfinite(nearest)] = 0.0
+    seeds = np.exp(-(dist - nearest) / np.asarray(smoothness, np.float64)[None, :])
+    seeds[~np.isfinite(dist).any(axis=1)] = 1.0
+    return seeds
+
+
+def limit_evenly(w, max_influences, prune):
+    """In place: at most `max_influences` weights per row and none below `prune`, changing continuously with
+    the weights, so neighbouring vertices get neighbouring weights. Cutting the 5th largest weight off makes a
+    jump where the 4th and 5th change places (and tiny triangles there flip); subtracting it from the others
+    does not. Likewise weights fade out between 2 x `prune` and `prune` instead of dropping to 0 below it."""
+    np.maximum(w, 0.0, out=w)
+    if w.shape[1] > max_influences:
+        w -= np.partition(w, w.shape[1] - max_influences - 1, axis=1)[:, [w.shape[1] - max_influences - 1]]
+        np.maximum(w, 0.0, out=w)
+    total = w.sum(axis=1, keepdims=True)
+    w /= np.where(total > 0.0, total, 1.0)
+    if prune > 0.0:
+        w *= np.clip(w / prune - 1.0, 0.0, 1.0)
+    return w
