@@ -14,7 +14,6 @@ import numpy as np
 from scipy import ndimage
 
 import rig
-from character import composite
 from stage import import_plane, load_png, save_png
 
 COLLAPSED = 0.05  # posed / rest area below this counts as flipped or collapsed

@@ -183,6 +183,36 @@ def min_angles(pts, tris):
         out.append(np.degrees(np.arccos(np.clip(cos, -1, 1))))
     return np.min(out, axis=0)
 
+def set_vertices_from_uv(ob, uv):
+    """Moves every vertex of a vectorized plane to the place of its UV (n, 2) on the image (UVs moved with it)."""
+    me = ob.data
+    m = np.array(ob.vide.uv_to_local).reshape(3, 3)
+    co = np.column_stack([uv, np.ones(len(uv))]) @ m
+    me.vertices.foreach_set("co", co.astype(np.float32).ravel())
+    loops = np.empty(len(me.loops), np.int32)
+    me.loops.foreach_get("vertex_index", loops)
+    me.uv_layers.active.data.foreach_set("uv", uv[loops].astype(np.float32).ravel())
+    me.update()
+
+
+def jitter_interior(ob, shape, seed=0, amount=0.25):
+    """Moves the interior vertices of a vectorized plane by up to `amount` of their shortest edge, so that a
+    symmetric mesh is no longer symmetric (the outline stays). Returns the new UVs (n, 2)."""
+    _co, tris, uv = mesh_arrays(ob)
+    edges = np.concatenate([tris[:, [0, 1]], tris[:, [1, 2]], tris[:, [2, 0]]])
+    key, count = np.unique(np.sort(edges, axis=1), axis=0, return_counts=True)
+    outline = np.zeros(len(uv), bool)
+    outline[key[count == 1].ravel()] = True
+    px = uv * [shape[1], shape[0]]
+    shortest = np.full(len(uv), np.inf)
+    length = np.hypot(*(px[key[:, 0]] - px[key[:, 1]]).T)
+    np.minimum.at(shortest, key[:, 0], length)
+    np.minimum.at(shortest, key[:, 1], length)
+    move = np.random.default_rng(seed).uniform(-amount, amount, uv.shape) * shortest[:, None] / [shape[1], shape[0]]
+    uv = uv + np.where(outline[:, None], 0.0, move)
+    set_vertices_from_uv(ob, uv)
+    return uv
+
 
 # ---------------------------------------------------------------- rigs
 

@@ -233,9 +233,9 @@ def _joint_blend(points, tris, heads, tails, settings):
 
 
 def _finish(weights, blend, settings):
-    """Blended over the mesh (Joint Blending), then the strongest kept, pruned and normalized."""
+    """Blended over the mesh (Joint Blending) or not, with the strongest kept, pruned and normalized."""
     if blend is not None:
-        weights = blend(weights, settings.max_influences, settings.prune)
+        return blend(weights, settings.max_influences, settings.prune)
     return strongest(weights, settings.max_influences, settings.prune)
 
 

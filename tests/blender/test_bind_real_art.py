@@ -7,8 +7,8 @@ import bpy
 import numpy as np
 import pytest
 import sprite_corpus as corpus
-from helpers import (add_armature, bone_weights, influences, interpolate_on_mesh, mesh_arrays, mesh_in_pixels,
-                     pixel_to_world, select_only)
+from helpers import (add_armature, bone_weights, influences, interpolate_on_mesh, jitter_interior, mesh_in_pixels,
+                     pixel_to_world, select_only, set_vertices_from_uv)
 from stage import import_plane, load_png, save_png
 
 # (sprite, scale, rig seed): people, an animal, a plant and an item, at 1x to 8x.
@@ -131,34 +131,10 @@ def test_auto_update_drops_the_group_of_a_deleted_bone(scene, tmp_path):
     assert np.abs(influences(ob)[1] - 1).max() < 1e-6
 
 
-def set_vertices_from_uv(ob, uv):
-    """Moves every vertex to the place of its UV on the image plane (UVs moved with it)."""
-    me = ob.data
-    m = np.array(ob.vide.uv_to_local).reshape(3, 3)
-    co = np.column_stack([uv, np.ones(len(uv))]) @ m
-    me.vertices.foreach_set("co", co.astype(np.float32).ravel())
-    loops = np.empty(len(me.loops), np.int32)
-    me.loops.foreach_get("vertex_index", loops)
-    me.uv_layers.active.data.foreach_set("uv", uv[loops].astype(np.float32).ravel())
-    me.update()
-
-
 def jittered_and_mirrored(ob, shape, seed=0, amount=0.25):
-    """Moves the interior vertices of `ob` by up to `amount` of their shortest edge (so the mesh is no longer
-    symmetric), and returns a copy whose mesh is its exact mirror image about the image's vertical axis."""
-    _co, tris, uv = mesh_arrays(ob)
-    edges = np.concatenate([tris[:, [0, 1]], tris[:, [1, 2]], tris[:, [2, 0]]])
-    key, count = np.unique(np.sort(edges, axis=1), axis=0, return_counts=True)
-    outline = np.zeros(len(uv), bool)
-    outline[key[count == 1].ravel()] = True
-    px = uv * [shape[1], shape[0]]
-    shortest = np.full(len(uv), np.inf)
-    length = np.hypot(*(px[key[:, 0]] - px[key[:, 1]]).T)
-    np.minimum.at(shortest, key[:, 0], length)
-    np.minimum.at(shortest, key[:, 1], length)
-    move = np.random.default_rng(seed).uniform(-amount, amount, uv.shape) * shortest[:, None] / [shape[1], shape[0]]
-    uv = uv + np.where(outline[:, None], 0.0, move)
-    set_vertices_from_uv(ob, uv)
+    """Moves the interior vertices of `ob` off symmetry (`jitter_interior`), and returns a copy whose mesh is
+    its exact mirror image about the image's vertical axis."""
+    uv = jitter_interior(ob, shape, seed, amount)
     twin = ob.copy()
     twin.data = ob.data.copy()
     bpy.context.scene.collection.objects.link(twin)

@@ -177,7 +177,9 @@ def test_weights_sum_to_one_over_at_most_max_influences_none_negative_and_no_und
         assert np.allclose(w.sum(axis=1), 1.0, atol=1e-12)
         assert (np.count_nonzero(w, axis=1) <= k).all()
         assert w.min() >= 0.0
-        assert ((w == 0) | (w >= 0.01 - 1e-12)).all()
+        # Weights fade out below twice Prune Below: none is left where it was under Prune Below.
+        unpruned = falloff_weights(dist, smooth, max_influences=k, prune=0.0)
+        assert (w[unpruned < 0.01] == 0).all() and (w[unpruned >= 0.02] > 0).all()
         assert (w.argmax(axis=1) == (dist / smooth).argmin(axis=1)).all()
 
 

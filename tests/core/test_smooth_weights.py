@@ -6,7 +6,7 @@ import numpy as np
 from scipy.spatial import Delaunay
 from test_geodesic_and_weights import LEGS, polygon_mesh
 from vide_addon.core.geodesic import Domain, bone_distances
-from vide_addon.core.smooth_weights import GEODESIC_REACH, JointBlend, exponential_seeds, limit_evenly
+from vide_addon.core.smooth_weights import GEODESIC_REACH, JointBlend, exponential_seeds
 from vide_addon.core.weights import strongest
 
 # Hip across the top, one bone down each leg (the legs are 4 units apart below y = 100).
@@ -23,10 +23,11 @@ def legs(strength=0.4, smoothness=5.0):
 
 def test_blended_weights_are_normalized_non_negative_and_within_max_influences():
     _pts, _tris, _dist, blend, seeds = legs()
-    w = strongest(blend(seeds, 2, 0.01), 2, 0.01)
+    w = blend(seeds, 2, 0.01)
     assert np.abs(w.sum(axis=1) - 1).max() < 1e-12
     assert w.min() >= 0.0 and np.count_nonzero(w, axis=1).max() <= 2
-    assert ((w > 0.0) & (w < 0.01)).sum() == 0
+    unpruned = blend(seeds, 2, 0.0)
+    assert (w[unpruned < 0.01] == 0).all(), "nothing left where the weight was under Prune Below"
 
 
 def test_blending_spreads_the_joint_and_keeps_what_goes_around_the_gap_under_one_percent():
@@ -74,9 +75,9 @@ def test_limiting_and_pruning_change_continuously_with_the_weights():
     for t in (-eps, eps):  # the 4th and 5th largest change places
         row = np.array([[0.4, 0.2, 0.15, 0.125 + t, 0.125 - t]])
         if t < 0:
-            before = limit_evenly(row.copy(), 4, 0.01)
+            before = strongest(row.copy(), 4, 0.01)
         else:
-            after = limit_evenly(row.copy(), 4, 0.01)
+            after = strongest(row.copy(), 4, 0.01)
     assert np.abs(after - before).max() < 100 * eps
-    near_prune = [limit_evenly(np.array([[1.0 - p, p]]), 4, 0.01)[0, 1] for p in (0.0099, 0.01, 0.0101)]
+    near_prune = [strongest(np.array([[1.0 - p, p]]), 4, 0.01)[0, 1] for p in (0.0099, 0.01, 0.0101)]
     assert near_prune[0] == 0.0 and near_prune[1] == 0.0 and near_prune[2] < 1e-3

@@ -17,6 +17,8 @@ from scipy import sparse
 from scipy.sparse.linalg import splu
 from scipy.spatial import cKDTree
 
+from .weights import strongest
+
 WIDTH_FLOOR = 0.5  # on a bone, weights are held as hard as half the limb's width away from it
 MESHFREE_SCALE = 2.0  # Meshfree C² weights turn over in narrower bands at joints: they diffuse twice as far
 GEODESIC_REACH = 1e-8  # exp(-d / s) seeds this small are about 18 smoothness lengths further than the nearest bone
@@ -83,7 +85,7 @@ class JointBlend:
 
     def __call__(self, seeds, max_influences, prune):
         """Weights (n, bones) from seeds (n, bones; rows need not sum to 1): diffused, normalized, limited to
-        `max_influences` and pruned without jumps (`limit_evenly`)."""
+        `max_influences` and pruned without jumps (`weights.strongest`)."""
         seeds = np.array(seeds, np.float64)
         if self._seeds is None or self._seeds.shape != seeds.shape:
             self._seeds, self._diffused = np.zeros_like(seeds), np.zeros_like(seeds)
@@ -97,7 +99,7 @@ class JointBlend:
                 diffused *= np.clip(new / self.reach, 0.0, 1.0)
             self._diffused[:, changed] = diffused
             self._seeds[:, changed] = new
-        return limit_evenly(self._diffused.copy(), max_influences, prune)
+        return strongest(self._diffused.copy(), max_influences, prune)
 
 
 def exponential_seeds(dist, smoothness):
@@ -110,19 +112,3 @@ def exponential_seeds(dist, smoothness):
     seeds = np.exp(-(dist - nearest) / np.asarray(smoothness, np.float64)[None, :])
     seeds[~np.isfinite(dist).any(axis=1)] = 1.0
     return seeds
-
-
-def limit_evenly(w, max_influences, prune):
-    """In place: at most `max_influences` weights per row and none below `prune`, changing continuously with
-    the weights, so neighbouring vertices get neighbouring weights. Cutting the 5th largest weight off makes a
-    jump where the 4th and 5th change places (and tiny triangles there flip); subtracting it from the others
-    does not. Likewise weights fade out between 2 x `prune` and `prune` instead of dropping to 0 below it."""
-    np.maximum(w, 0.0, out=w)
-    if w.shape[1] > max_influences:
-        w -= np.partition(w, w.shape[1] - max_influences - 1, axis=1)[:, [w.shape[1] - max_influences - 1]]
-        np.maximum(w, 0.0, out=w)
-    total = w.sum(axis=1, keepdims=True)
-    w /= np.where(total > 0.0, total, 1.0)
-    if prune > 0.0:
-        w *= np.clip(w / prune - 1.0, 0.0, 1.0)
-    return w

@@ -43,12 +43,14 @@ def falloff_weights(dist, smoothness, max_influences=MAX_INFLUENCES, prune=PRUNE
 
 
 def strongest(w, max_influences=MAX_INFLUENCES, prune=PRUNE):
-    """In place: keeps each row's `max_influences` largest weights less the next largest, normalizes, drops
-    those below `prune` and normalizes again (the strongest always stays). Returns `w`.
+    """In place: keeps each row's `max_influences` largest weights less the next largest, normalizes, fades
+    out those below twice `prune` (0 below `prune`) and normalizes again (the strongest always stays).
+    Returns `w`.
 
-    Taking the next largest off (rather than only cutting there) keeps the weights continuous where the
-    strongest few change, and treats equal weights alike: two bones tied for the last place both drop,
-    so a mirrored rig keeps mirrored weights."""
+    Taking the next largest off (rather than only cutting there), and fading rather than dropping, keeps the
+    weights continuous where the strongest few change or a weight crosses `prune` (a cut makes neighbouring
+    vertices jump, and tiny triangles there flip), and treats equal weights alike: two bones tied for the last
+    place both drop, so a mirrored rig keeps mirrored weights."""
     bones = w.shape[1]
     if bones > max_influences:
         top = w.argmax(axis=1)
@@ -60,7 +62,11 @@ def strongest(w, max_influences=MAX_INFLUENCES, prune=PRUNE):
         tied = np.flatnonzero((w.sum(axis=1) == 0) & (next_largest[:, 0] > 0))  # more than that many tied first
         w[tied, top[tied]] = 1.0
     _normalize(w)
-    w[w < prune] = 0.0
+    if prune > 0.0:
+        top = w.argmax(axis=1)
+        w *= np.clip(w / prune - 1.0, 0.0, 1.0)
+        empty = np.flatnonzero(w.sum(axis=1) == 0)
+        w[empty, top[empty]] = 1.0
     _normalize(w)
     return w
 
