@@ -27,6 +27,12 @@ def sprite_plane(tmp_path, name, scale):
     return ob, rgba
 
 
+def bind_to(arm, meshes, **settings):
+    """Bind to Armature as a user runs it: the meshes selected, the armature active."""
+    select_only(arm, *meshes)
+    assert bpy.ops.vide.bind_armature(**settings) == {'FINISHED'}
+
+
 def rig_on(ob, rgba, rig):
     shape = rgba.shape[:2]
     return add_armature({n: tuple(pixel_to_world(ob, shape, [h, t])) for n, (h, t) in rig.items()})
@@ -39,9 +45,7 @@ def test_an_automatic_rig_on_real_art_binds_with_valid_weights_that_do_not_cross
     ob, rgba = sprite_plane(tmp_path, name, scale)
     rig = corpus.auto_rig(rgba[..., 3], bones=8, jitter=3.0, past=0.3, seed=seed)
     arm = rig_on(ob, rgba, rig)
-    select_only(arm)
-    ob.select_set(True)
-    assert bpy.ops.vide.bind_armature(method=method) == {'FINISHED'}
+    bind_to(arm, [ob], method=method)
     counts, sums, mins = influences(ob)
     assert counts.min() >= 1, "every vertex is weighted"
     assert counts.max() <= 4 and np.abs(sums - 1).max() < 1e-6 and mins.min() >= 0
@@ -63,9 +67,7 @@ def test_meshfree_binds_a_person_whose_joints_are_a_little_apart(scene, tmp_path
            "thigh.L": ((125, 150), (125, 95)), "shin.L": ((125, 95) + up, (125, 45)),
            "thigh.R": ((163, 150), (163, 95)), "shin.R": ((163, 95) + up, (163, 45))}
     arm = rig_on(ob, rgba, rig)
-    select_only(arm)
-    ob.select_set(True)
-    assert bpy.ops.vide.bind_armature(method='MESHFREE') == {'FINISHED'}
+    bind_to(arm, [ob], method='MESHFREE')
     counts, sums, _mins = influences(ob)
     assert counts.min() >= 1 and np.abs(sums - 1).max() < 1e-6
 
@@ -74,9 +76,7 @@ def test_vectorizing_a_bound_mesh_again_keeps_it_bound_in_one_undo_step(scene, t
     ob, rgba = sprite_plane(tmp_path, "enemies__mouse", 1.0)
     rig = corpus.auto_rig(rgba[..., 3], bones=5, seed=0)
     arm = rig_on(ob, rgba, rig)
-    select_only(arm)
-    ob.select_set(True)
-    assert bpy.ops.vide.bind_armature(method='GEODESIC') == {'FINISHED'}
+    bind_to(arm, [ob], method='GEODESIC')
     before = len(ob.data.vertices)
     select_only(ob)
     assert bpy.ops.vide.vectorize_image(vertex_spacing=3.0) == {'FINISHED'}
@@ -89,9 +89,7 @@ def test_vectorizing_a_bound_mesh_again_keeps_it_bound_in_one_undo_step(scene, t
 def test_vectorizing_a_bound_mesh_whose_armature_lost_its_deform_bones_keeps_the_old_mesh(scene, tmp_path):
     ob, rgba = sprite_plane(tmp_path, "enemies__mouse", 1.0)
     arm = rig_on(ob, rgba, corpus.auto_rig(rgba[..., 3], bones=3, seed=0))
-    select_only(arm)
-    ob.select_set(True)
-    assert bpy.ops.vide.bind_armature() == {'FINISHED'}
+    bind_to(arm, [ob])
     for bone in arm.data.bones:
         bone.use_deform = False
     mesh = ob.data
@@ -106,9 +104,7 @@ def test_many_bones_outside_give_one_summary_line(scene, tmp_path, capfd):
     rig = corpus.auto_rig(rgba[..., 3], bones=3, seed=0)
     rig.update({f"far{i}": ((-100.0 - 5 * i, 10.0), (-100.0 - 5 * i, 40.0)) for i in range(12)})
     arm = rig_on(ob, rgba, rig)
-    select_only(arm)
-    ob.select_set(True)
-    assert bpy.ops.vide.bind_armature() == {'FINISHED'}
+    bind_to(arm, [ob])
     out = capfd.readouterr().out
     assert "12 bones lie outside" in out and "and 9 more" in out
     assert out.count("lies outside") == 0, "no line per bone"
@@ -117,9 +113,7 @@ def test_many_bones_outside_give_one_summary_line(scene, tmp_path, capfd):
 def test_auto_update_drops_the_group_of_a_deleted_bone(scene, tmp_path):
     ob, rgba = sprite_plane(tmp_path, "enemies__mouse", 1.0)
     arm = rig_on(ob, rgba, corpus.auto_rig(rgba[..., 3], bones=4, seed=0))
-    select_only(arm)
-    ob.select_set(True)
-    assert bpy.ops.vide.bind_armature() == {'FINISHED'}
+    bind_to(arm, [ob])
     arm.vide.auto_update = True
     select_only(arm)
     bpy.ops.object.mode_set(mode='EDIT')
@@ -166,10 +160,7 @@ def test_mirrored_art_with_a_mirrored_rig_gets_mirrored_weights(scene, tmp_path,
     twin = jittered_and_mirrored(ob, shape)
     rig = corpus.mirror_rig(corpus.auto_rig(rgba[:, :shape[1] // 2, 3], bones=4, seed=0), shape[1])
     arm = rig_on(ob, rgba, rig)
-    select_only(arm)
-    ob.select_set(True)
-    twin.select_set(True)
-    assert bpy.ops.vide.bind_armature(method=method) == {'FINISHED'}
+    bind_to(arm, [ob, twin], method=method)
     names = list(rig)
     swap = [names.index(mirror_name(n)) for n in names]
     w, w_twin = bone_weights(ob, names), bone_weights(twin, names)
@@ -193,9 +184,7 @@ def test_at_default_settings_a_leg_puts_nothing_on_the_other_legs_lower_half(sce
     ob, rgba = sprite_plane(tmp_path, "animated_characters__malePerson_idle", scale)
     rig = {n: (np.array(b[0]) * scale, np.array(b[1]) * scale) for n, b in PERSON.items()}
     arm = rig_on(ob, rgba, rig)
-    select_only(arm)
-    ob.select_set(True)
-    assert bpy.ops.vide.bind_armature(method=method) == {'FINISHED'}
+    bind_to(arm, [ob], method=method)
     pts, _tris = mesh_in_pixels(ob, rgba.shape[:2])
     for side, other in (("R", "L"), ("L", "R")):
         lower_leg = ((pts[:, 0] > 48 * scale) if side == "R" else (pts[:, 0] < 48 * scale)) & (pts[:, 1] < 8 * scale)
