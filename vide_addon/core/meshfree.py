@@ -105,15 +105,13 @@ def _along_edges(domain, near, step):
     a hoof a few pixels from the next) looks through the nearest vertex that does, along mesh edges. Never
     in a straight line: that could reach across the gap into the other leg."""
     lost = np.flatnonzero(np.isinf(step).all(axis=1))
-    if len(lost) == 0:
+    seeing = np.flatnonzero(np.isfinite(step).any(axis=1))
+    if len(lost) == 0 or len(seeing) == 0:
         return
     n = len(domain.points)
     a, b = domain.edges.T
     length = np.hypot(*(domain.points[b] - domain.points[a]).T)
     graph = coo_matrix((length, (a, b)), shape=(n, n)).tocsr()
-    seeing = np.flatnonzero(np.isfinite(step).any(axis=1))
-    if len(seeing) == 0:
-        return
     dist, _pred, source = dijkstra(graph, directed=False, indices=seeing, min_only=True,
                                    return_predecessors=True)
     found = lost[source[lost] >= 0]
@@ -282,7 +280,7 @@ class HandleSet:
         link = 1.01 * LINK_RADIUS * self.samples.spacing
         limit = self._reach_needed(idx, off) + link
         col = self.samples.distance(idx, off, limit)
-        if col[col <= _tie(self.nearest)].max(initial=0.0) >= limit - link:
+        if np.isfinite(limit) and col[col <= _tie(self.nearest)].max(initial=0.0) >= limit - link:
             # Its cell reaches the limit and may go on past it; the refinement reads the cell's true reach to
             # place virtual handles (cut short, it would depend on which handles went in first, and mirrored
             # handles would get different virtual handles): measure this one in full.
