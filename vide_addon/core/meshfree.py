@@ -280,11 +280,12 @@ class HandleSet:
         link = 1.01 * LINK_RADIUS * self.samples.spacing
         limit = self._reach_needed(idx, off) + link
         col = self.samples.distance(idx, off, limit)
-        if np.isfinite(limit) and col[col <= _tie(self.nearest)].max(initial=0.0) >= limit - link:
+        while np.isfinite(limit) and col[np.isfinite(col) & (col <= _tie(self.nearest))].max(initial=0.0) >= limit - link:
             # Its cell reaches the limit and may go on past it; the refinement reads the cell's true reach to
             # place virtual handles (cut short, it would depend on which handles went in first, and mirrored
-            # handles would get different virtual handles): measure this one in full.
-            col = self.samples.distance(idx, off)
+            # handles would get different virtual handles): measure it further, until the cell ends inside.
+            limit *= 2.0
+            col = self.samples.distance(idx, off, limit)
         region = np.flatnonzero(np.isfinite(col))
         joins = region[col[region] <= _tie(self.nearest[region])]  # the samples the new cell takes or shares
         was = np.isfinite(self.nearest[joins])[:, None] & (self._d[joins, :k] <= _tie(self.nearest[joins])[:, None])
