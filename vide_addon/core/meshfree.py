@@ -280,7 +280,7 @@ class HandleSet:
         link = 1.01 * LINK_RADIUS * self.samples.spacing
         limit = self._reach_needed(idx, off) + link
         col = self.samples.distance(idx, off, limit)
-        while np.isfinite(limit) and col[np.isfinite(col) & (col <= _tie(self.nearest))].max(initial=0.0) >= limit - link:
+        while np.isfinite(limit) and _cell_reach(col, self.nearest) >= limit - link:
             # Its cell reaches the limit and may go on past it; the refinement reads the cell's true reach to
             # place virtual handles (cut short, it would depend on which handles went in first, and mirrored
             # handles would get different virtual handles): measure it further, until the cell ends inside.
@@ -532,6 +532,11 @@ def _links_from(graph, rows):
     src = np.repeat(np.arange(len(rows)), counts)
     entry = np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(len(src))
     return src, graph.indices[entry], entry
+
+
+def _cell_reach(col, nearest):
+    """How far a new handle's cell reaches, from its distances `col` (inf beyond its Dijkstra's cut-off)."""
+    return col[np.isfinite(col) & (col <= _tie(nearest))].max(initial=0.0)
 
 
 def _tie(d):
