@@ -25,15 +25,21 @@ def drive_depth(ob, gap):
         ob.driver_remove("delta_location", axis)
         if abs(normal[axis]) < 1e-9:
             continue
-        driver = ob.driver_add("delta_location", axis).driver
-        driver.type = 'SCRIPTED'
-        var = driver.variables.new()
-        var.name = "order"
-        var.type = 'SINGLE_PROP'
-        var.targets[0].id_type = 'OBJECT'
-        var.targets[0].id = ob
-        var.targets[0].data_path = "vide.draw_order"
-        driver.expression = f"order * {gap * normal[axis]:.9g}"
+        drive(ob, "delta_location", "order", ob, "vide.draw_order", f"order * {gap * normal[axis]:.9g}", axis)
+
+
+def drive(ob, data_path, name, source, source_path, expression, index=-1):
+    """A simple-expression driver on ob's `data_path` (element `index`) reading the property `source_path` of the
+    object `source` as the variable `name` (simple expressions run without Python scripts enabled)."""
+    driver = ob.driver_add(data_path, index).driver
+    driver.type = 'SCRIPTED'
+    var = driver.variables.new()
+    var.name = name
+    var.type = 'SINGLE_PROP'
+    var.targets[0].id_type = 'OBJECT'
+    var.targets[0].id = source
+    var.targets[0].data_path = source_path
+    driver.expression = expression
 
 
 def cutout_collection(ob):

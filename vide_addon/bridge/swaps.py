@@ -8,6 +8,8 @@ as the choice of a drawing should). Each drawing hides itself in the viewport an
 
 import bpy
 
+from .layers import drive
+
 _items = {}  # the enum items handed to Blender must stay alive while it uses them
 
 
@@ -46,14 +48,6 @@ def make_swap(drawings, name, collection, choice=0):
         ob.hide_set(False)
         for prop in ("hide_viewport", "hide_render"):
             ob.driver_remove(prop)
-            driver = ob.driver_add(prop).driver
-            driver.type = 'SCRIPTED'
-            var = driver.variables.new()
-            var.name = "choice"
-            var.type = 'SINGLE_PROP'
-            var.targets[0].id_type = 'OBJECT'
-            var.targets[0].id = swap
-            var.targets[0].data_path = "vide.swap_choice"
-            driver.expression = f"choice != {index}"
+            drive(ob, prop, "choice", swap, "vide.swap_choice", f"choice != {index}")
     swap.vide.swap_choice = str(min(max(choice, 0), len(drawings) - 1))
     return swap
