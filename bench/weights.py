@@ -6,8 +6,8 @@ the palm above it (5 fingers: 20 bones; 15 fingers: 60 bones), vectorized to abo
 For each method: time, the largest number of bones on a vertex, the range of weight sums, vertices left
 unweighted, and the leak: the largest weight a finger's bones put on the lower half of another finger
 (reached only across a 2 px gap, or around through the palm, 300 px or more). Then the live re-weight: one
-bone's smoothness changed on each VIDE-bound hand. *VIDE blend 2.5*: geodesic with Joint Blending 2.5 (the weights
-diffused over the mesh, `core/smooth_weights.py`).
+bone's smoothness changed on each VIDE-bound hand. *VIDE geodesic*: the defaults, with Joint Blending 2.5 (the
+weights diffused over the mesh, `core/smooth_weights.py`); *VIDE no blend*: Joint Blending 0.
 
 Target (issue #3): at least 10 times faster than Automatic Weights at 64k vertices and 60 bones, with no
 leak. This machine's clock is noisy, so times are the minimum of several runs.
@@ -91,8 +91,8 @@ def bind(ob, arm, how):
     start = time.perf_counter()
     if how == "VIDE geodesic":
         bpy.ops.vide.bind_armature()
-    elif how == "VIDE blend 2.5":
-        bpy.ops.vide.bind_armature(joint_blend=2.5)
+    elif how == "VIDE no blend":
+        bpy.ops.vide.bind_armature(joint_blend=0.0)
     else:
         bpy.ops.object.parent_set(type='ARMATURE_AUTO')
     return time.perf_counter() - start
@@ -159,7 +159,7 @@ def main():
             ob, arm, shape = build(fingers, spacing, folder)
             verts, bones = len(ob.data.vertices), len(arm.data.bones)
             times = {}
-            for how in ("Automatic Weights", "VIDE geodesic", "VIDE blend 2.5"):
+            for how in ("Automatic Weights", "VIDE geodesic", "VIDE no blend"):
                 repeats = 1 if (how == "Automatic Weights" and verts > 30000) else args.repeats
                 runs = []
                 for _ in range(repeats):

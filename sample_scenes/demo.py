@@ -104,7 +104,7 @@ def main():
     arm = build_armature(plane)
     select((plane, arm), arm)
     start = time.perf_counter()
-    bpy.ops.vide.bind_armature(joint_blend=2.5)
+    bpy.ops.vide.bind_armature()
     bind_seconds = time.perf_counter() - start
     weight_colours(plane, "thigh.back")
     bpy.context.scene.display.shading.color_type = 'VERTEX'

@@ -92,9 +92,9 @@ class BindProperties:
     joint_blend: FloatProperty(
         name="Joint Blending", default=BIND.joint_blend, min=0.0, soft_max=10.0, options={'SKIP_SAVE'},
         description="Spreads each bend over about a limb's width by diffusing the weights over the mesh, only "
-                    "between parts the shape joins; 2.5 for characters that bend far at knees, hips, arms. 0 keeps "
-                    "the weights as measured; 1 holds them as hard as Blender's bone heat (Meshfree C² counts it "
-                    "double)")
+                    "between parts the shape joins (2.5: knees, hips and arms bend as cleanly as with Automatic "
+                    "Weights). 0 keeps the weights as measured; 1 holds them as hard as Blender's bone heat "
+                    "(Meshfree C² counts it 2.5 times)")
     max_influences: IntProperty(
         name="Max Influences", default=BIND.max_influences, min=1, max=8, options={'SKIP_SAVE'},
         description="How many bones at most move each vertex (the strongest are kept)")

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..bridge.rig import deform_bones, mesh_in_plane, placement, write_groups
-from ..core.bind_weights import finish, joint_blend
+from ..core.bind_weights import joint_blend, meshfree_weights
 from ..core.meshfree_bones import BoneRig
 
 
@@ -28,8 +28,8 @@ def measure(ob, arm, points, tris, names, heads, tails, settings):
     """(weights, which bones lie wholly outside, what to keep) for a bind of `ob`."""
     rig = BoneRig(points, tris, heads, tails, settings.spacing(points), settings.spread, settings.chains,
                   settings.joint_pull)
-    blend = joint_blend(points, tris, heads, tails, settings)
-    weights = finish(rig.vertex_weights(), blend, settings)
+    blend = joint_blend(points, tris, *rig.handle_ends(), settings)
+    weights = meshfree_weights(rig.vertex_weights(), blend, settings)
     return weights, rig.outside, KeptRig(rig, names, heads, tails, placement(ob, arm), settings.meshfree_key(),
                                          blend)
 
@@ -53,8 +53,8 @@ def insert(ob, arm, settings):
         return 0
     rig.names += [names[i] for i in new]
     rig.heads, rig.tails = np.vstack([rig.heads, heads[new]]), np.vstack([rig.tails, tails[new]])
-    rig.blend = joint_blend(points, tris, rig.heads, rig.tails, settings)
-    write_groups(ob, rig.names, finish(rig.rig.vertex_weights(), rig.blend, settings))
+    rig.blend = joint_blend(points, tris, *rig.rig.handle_ends(), settings)
+    write_groups(ob, rig.names, meshfree_weights(rig.rig.vertex_weights(), rig.blend, settings))
     ob.vide.bind.bones = "\n".join(names)
     kept[ob.session_uid] = rig
     return len(new)

@@ -20,7 +20,7 @@ class BindSettings:
     spread: float = SPREAD  # meshfree: how far a support reaches towards the nearest other bone
     chains: str = "PULL_IN"  # meshfree, bones that share a joint: "PULL_IN" (Joint Pull-In) or "GAUSSIAN"
     joint_pull: float = JOINT_PULL  # meshfree, "PULL_IN": fraction of each bone pulled in from both ends
-    joint_blend: float = 0.0  # Joint Blending's strength (0: off)
+    joint_blend: float = 2.5  # Joint Blending's strength (0: off)
     max_influences: int = MAX_INFLUENCES
     prune: float = PRUNE
     preserve_volume: bool = False  # the Armature modifier's Preserve Volume

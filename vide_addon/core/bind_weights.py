@@ -1,16 +1,19 @@
 """A bind's weights from what its method measured, with the bind's settings: Joint Blending or not, then the
 strongest few kept, pruned and normalized. Every bind, re-weight and insertion ends here."""
 
-from .smooth_weights import GEODESIC_REACH, MESHFREE_SCALE, JointBlend, exponential_seeds
+from .smooth_weights import (GEODESIC_REACH, MESHFREE_SCALE, MESHFREE_WIDTH_FLOOR, JointBlend, exponential_seeds,
+                             meshfree_seeds)
 from .weights import falloff_weights, strongest
 
 
 def joint_blend(points, tris, heads, tails, settings):
-    """Joint Blending factored for this mesh and these bones, or None when it is off."""
+    """Joint Blending factored for this mesh and these bones (for Meshfree C², its handles: BoneRig.handle_ends),
+    or None when it is off."""
     if not settings.joint_blend:
         return None
     if settings.method == 'MESHFREE':
-        return JointBlend(points, tris, heads, tails, 1.0 / (MESHFREE_SCALE * settings.joint_blend))
+        return JointBlend(points, tris, heads, tails, 1.0 / (MESHFREE_SCALE * settings.joint_blend),
+                          width_floor=MESHFREE_WIDTH_FLOOR)
     return JointBlend(points, tris, heads, tails, 1.0 / settings.joint_blend, GEODESIC_REACH)
 
 
@@ -19,6 +22,11 @@ def finish(weights, blend, settings):
     if blend is not None:
         return blend(weights, settings.max_influences, settings.prune)
     return strongest(weights, settings.max_influences, settings.prune)
+
+
+def meshfree_weights(weights, blend, settings):
+    """Meshfree C² weights (n, bones) as the rig gives them, blended (from `meshfree_seeds`) or not."""
+    return finish(weights if blend is None else meshfree_seeds(weights), blend, settings)
 
 
 def geodesic_weights(dist, smoothness, blend, settings):

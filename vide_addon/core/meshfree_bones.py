@@ -72,6 +72,11 @@ class BoneRig:
         self.outside.append(self._outside(head, tail))
         return True
 
+    def handle_ends(self):
+        """(heads, tails) of the bones' handles: each bone pulled in from both ends by the rig's pull."""
+        pull = self.joint_pull * (self.tails - self.heads)
+        return self.heads + pull, self.tails - pull
+
     def vertex_weights(self):
         """Weights (mesh vertices, bones), rows summing to 1. A vertex no handle reaches (an island without
         bones) goes wholly to the bone nearest to it."""
