@@ -21,11 +21,11 @@ from scipy.spatial import cKDTree
 
 from .weights import strongest
 
-WIDTH_FLOOR = 0.5  # on a bone, weights are held as hard as half the limb's width away from it
+WIDTH_FLOOR = 0.5  # on a bone, weights are held as hard as half the way to the outline
 GEODESIC_REACH = 1e-8  # exp(-d / s) seeds this small are about 18 smoothness lengths further than the nearest bone
-# Meshfree C²: weights diffuse 2.5 times as far, held on a handle as hard as 0.35 of the limb's half width away, from
-# seeds w^0.7 (larger where bones share: 0.25 becomes 0.38). Measured in bench/deform_quality.py: with 2, 0.5 and w
-# a 90° knee collapsed 3 triangles, and a stretch over Automatic Weights' in 3 other poses.
+# Meshfree C²: weights diffuse 2.5 times as far, held on a handle as hard as 0.35 of the way to the outline, from
+# seeds w^0.7 (larger where bones share: 0.25 becomes 0.38). Measured in bench/deform_quality.py: held on the whole
+# bones with 2, 0.5 and w, a 90° knee collapsed 3 triangles, and 3 other poses stretched more than Automatic Weights.
 MESHFREE_SCALE = 2.5
 MESHFREE_WIDTH_FLOOR = 0.35
 MESHFREE_POWER = 0.7
@@ -70,7 +70,7 @@ def outline_clearance(points, tris):
 
 class JointBlend:
     """Diffuses weights (n, bones) over one mesh: w = (K + M H)⁻¹ M H p with H = strength / d², d the
-    distance to the nearest bone, or `width_floor` of the limb's half width if that is more (so the weights on a
+    distance to the nearest bone, or `width_floor` of the distance to the outline if that is more (so the weights on a
     bone near a joint are held no harder than beside it), bounded to the mesh's size and a thousandth of it. Larger
     strength keeps the weights closer to p. The columns are solved one by one and kept: a call where one
     bone's seeds changed (its smoothness) solves only that column."""
