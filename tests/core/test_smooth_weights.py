@@ -6,7 +6,7 @@ import numpy as np
 from scipy.spatial import Delaunay
 from test_geodesic_and_weights import LEGS, polygon_mesh
 from vide_addon.core.geodesic import Domain, bone_distances
-from vide_addon.core.smooth_weights import GEODESIC_REACH, JointBlend, exponential_seeds
+from vide_addon.core.smooth_weights import GEODESIC_REACH, JointBlend, exponential_seeds, meshfree_seeds
 from vide_addon.core.weights import strongest
 
 # Hip across the top, one bone down each leg (the legs are 4 units apart below y = 100).
@@ -81,3 +81,14 @@ def test_limiting_and_pruning_change_continuously_with_the_weights():
     assert np.abs(after - before).max() < 100 * eps
     near_prune = [strongest(np.array([[1.0 - p, p]]), 4, 0.01)[0, 1] for p in (0.0099, 0.01, 0.0101)]
     assert near_prune[0] == 0.0 and near_prune[1] == 0.0 and near_prune[2] < 1e-3
+
+
+def test_meshfree_weights_with_round_off_below_zero_blend_to_finite_normalized_weights():
+    """Meshfree C² weights can come out a rounding error below 0 (at Joint Pull-In 0.45 on the bench's sample
+    character); a fractional power of them was NaN, and the blend with it."""
+    _pts, _tris, _dist, blend, seeds = legs()
+    raw = seeds / seeds.sum(axis=1, keepdims=True)
+    raw[raw < 0.01] = -1e-17
+    assert (meshfree_seeds(raw) >= 0).all()
+    w = blend(meshfree_seeds(raw), 4, 0.01)
+    assert np.isfinite(w).all() and np.abs(w.sum(axis=1) - 1).max() < 1e-12

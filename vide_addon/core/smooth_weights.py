@@ -123,5 +123,5 @@ def exponential_seeds(dist, smoothness):
 
 def meshfree_seeds(weights):
     """Seeds (n, bones) for blending Meshfree C² weights: w^MESHFREE_POWER, larger where bones share a vertex, so
-    the blend starts from softer joints (the blend normalizes the rows)."""
-    return np.power(weights, MESHFREE_POWER)
+    the blend starts from softer joints (the blend normalizes the rows). Round-off below 0 counts as 0."""
+    return np.power(np.maximum(weights, 0.0), MESHFREE_POWER)
