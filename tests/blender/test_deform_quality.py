@@ -140,7 +140,10 @@ def test_a_bone_inserted_into_blended_meshfree_weights_is_blended_with_it(scene,
     names = list(arm.data.bones.keys())
     w = bone_weights(ob, names)
     settings = core.bind_settings.BindSettings(method='MESHFREE')
-    again = core.bind_weights.joint_blend(*_mesh_and_bones(vide, ob, arm), settings)
+    points, tris, _heads, _tails = _mesh_and_bones(vide, ob, arm)
+    handles = rig.handle_ends()
+    assert len(handles[0]) == len(names), "the handles include the inserted bone's"
+    again = core.bind_weights.joint_blend(points, tris, *handles, settings)
     expected = core.bind_weights.meshfree_weights(rig.vertex_weights(), again, settings)
     assert np.abs(w - expected).max() < 1e-5
     pts, _tris = mesh_in_pixels(ob, LEGS.shape)
