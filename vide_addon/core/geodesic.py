@@ -11,6 +11,7 @@ bone take their distance straight from it; the others interpolate it inside a tr
 or step straight from a node they see.
 """
 
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,6 +30,20 @@ BONE_REACH = 6.0  # in node spacings: nodes this close to a bone take their dist
 VERTEX_REACH = 3.0  # in node spacings: and so do vertices this close
 
 
+class Stages(dict):
+    """Seconds spent in each stage, added up by name: what the benchmark prints, so the slowest shows."""
+
+    def __init__(self):
+        super().__init__()
+        self.last = time.perf_counter()
+
+    def lap(self, name):
+        """Charges the time since the last lap to `name`."""
+        now = time.perf_counter()
+        self[name] = self.get(name, 0.0) + now - self.last
+        self.last = now
+
+
 @dataclass
 class Domain:
     """A flat mesh (vertices in 2D, triangles) as a graph whose links never leave it."""
@@ -45,10 +60,12 @@ class Domain:
     spacing: float = 1.0  # typical distance between neighbouring nodes
     tolerance: float = 0.0  # lengths below this are rounding (float32 vertices)
     graph: csr_matrix = None  # (nodes, nodes) link lengths
+    stages: Stages = None
 
     @classmethod
     def from_mesh(cls, points, tris, max_nodes=MAX_NODES, neighbours=NEIGHBOURS, links=True):
         """The mesh's outline, clearance and corners; with `links`, also the graph of thinned nodes."""
+        stages = Stages()
         points = np.asarray(points, float)
         tris = np.asarray(tris, np.int64).reshape(-1, 3)
         a, b, c = (points[tris[:, i]] for i in range(3))
@@ -64,12 +81,13 @@ class Domain:
         if len(boundary) == 0:
             raise VideError("it has no outline (every edge joins two faces): VIDE weights flat cutout meshes.")
         clear = Clearance(points, points[boundary[:, 0]], points[boundary[:, 1]])
-        domain = cls(points, edges, boundary, clear, clear.at(points))
+        domain = cls(points, edges, boundary, clear, clear.at(points), stages=stages)
         domain.tolerance = 1e-6 * float(np.ptp(points, axis=0).max())
         domain._corners()
         if links:
             domain.nodes, domain.spacing = _thin(domain, 0.5 * float(np.abs(area).sum()), max_nodes)
             domain.graph = domain._links(neighbours)
+        stages.lap("graph")
         return domain
 
     def _corners(self):
@@ -95,7 +113,9 @@ class Domain:
         _d, nn = cKDTree(pts).query(pts, k=k)
         pairs = np.stack([np.repeat(np.arange(m), k - 1), nn.reshape(m, k)[:, 1:].ravel()], axis=1)
         pairs = np.unique(np.sort(pairs, axis=1), axis=0)
+        self.stages.lap("graph")
         pairs = pairs[self.visible(self.nodes[pairs[:, 0]], self.nodes[pairs[:, 1]])]
+        self.stages.lap("visibility")
         node_of = np.full(len(self.points), -1)
         node_of[self.nodes] = np.arange(m)
         mesh = node_of[self.edges]
@@ -281,6 +301,8 @@ def bone_distances(domain, heads, tails):
     """
     heads, tails = np.asarray(heads, float), np.asarray(tails, float)
     m, bones = len(domain.nodes), len(heads)
+    stages = domain.stages
+    stages.last = time.perf_counter()
     tree = cKDTree(domain.points)
     is_node = np.zeros(len(domain.points), bool)
     is_node[domain.nodes] = True
@@ -297,12 +319,15 @@ def bone_distances(domain, heads, tails):
         data.append(gap[at_node])
     graph = coo_matrix((np.concatenate(data), (np.concatenate(rows), np.concatenate(cols))),
                        shape=(m + bones, m + bones)).tocsr()
+    stages.lap("bone links")
     node_dist = dijkstra(graph, directed=True, indices=m + np.arange(bones))[:, :m].T  # (m, bones)
+    stages.lap("dijkstra")
     dist = _from_nodes(domain, node_dist)
     for bone, (verts, gap, _outside) in enumerate(direct):
         dist[verts, bone] = np.minimum(dist[verts, bone], gap)
     dist = _relax_along_edges(domain, dist)
     _reach_islands(domain, dist, heads, tails)
+    stages.lap("interpolation")
     return dist, np.array([outside for _v, _g, outside in direct], bool)
 
 
