@@ -61,6 +61,10 @@ class Domain:
     tolerance: float = 0.0  # lengths below this are rounding (float32 vertices)
     graph: csr_matrix = None  # (nodes, nodes) link lengths
     stages: Stages = None
+    tris: np.ndarray = None  # (t, 3) counter-clockwise; side k runs from corner k to corner k + 1
+    across: np.ndarray = None  # (t, 3) the triangle across each side (-1: none), and its side there
+    across_side: np.ndarray = None
+    star: csr_matrix = None  # (n, 3t): the corners (3 * triangle + corner) at each vertex
 
     @classmethod
     def from_mesh(cls, points, tris, max_nodes=MAX_NODES, neighbours=NEIGHBOURS, links=True):
@@ -72,7 +76,7 @@ class Domain:
         area = np.cross(b - a, c - a)
         tris = np.where((area < 0)[:, None], tris[:, [0, 2, 1]], tris)  # all counter-clockwise
         n = len(points)
-        directed = np.concatenate([tris[:, [0, 1]], tris[:, [1, 2]], tris[:, [2, 0]]])
+        directed = np.concatenate([tris[:, [0, 1]], tris[:, [1, 2]], tris[:, [2, 0]]])  # side k of t: row k t + t
         key = directed.min(axis=1) * n + directed.max(axis=1)
         _keys, first, inverse, counts = np.unique(key, return_index=True, return_inverse=True,
                                                   return_counts=True)
@@ -81,9 +85,10 @@ class Domain:
         if len(boundary) == 0:
             raise VideError("it has no outline (every edge joins two faces): VIDE weights flat cutout meshes.")
         clear = Clearance(points, points[boundary[:, 0]], points[boundary[:, 1]])
-        domain = cls(points, edges, boundary, clear, clear.at(points), stages=stages)
+        domain = cls(points, edges, boundary, clear, clear.at(points), stages=stages, tris=tris)
         domain.tolerance = 1e-6 * float(np.ptp(points, axis=0).max())
         domain._corners()
+        domain._adjacency(inverse, counts)
         if links:
             domain.nodes, domain.spacing = _thin(domain, 0.5 * float(np.abs(area).sum()), max_nodes)
             domain.graph = domain._links(neighbours)
@@ -105,14 +110,26 @@ class Domain:
         self.to_next = self.points[nxt] - self.points
         self.opening = np.where(simple, _ccw_angle(self.to_next, self.points[prv] - self.points), np.nan)
 
+    def _adjacency(self, inverse, counts):
+        """Which triangle lies across each side, and the corners at each vertex, for walking segments."""
+        t = len(self.tris)
+        rows = np.arange(3 * t)
+        # The two sides on one edge: each is the other's row, from the sum of both rows.
+        total = np.bincount(inverse, weights=rows).astype(np.int64)
+        other = np.where(counts[inverse] == 2, total[inverse] - rows, -1)
+        self.across = np.where(other >= 0, other % t, -1).reshape(3, t).T
+        self.across_side = np.where(other >= 0, other // t, -1).reshape(3, t).T
+        corners = self.tris.ravel()
+        self.star = csr_matrix((np.ones(len(corners), bool), (corners, np.arange(len(corners)))),
+                               shape=(len(self.points), len(corners)))
+
     def _links(self, neighbours):
         """Symmetric graph of straight, inside links between each node and its nearest nodes."""
         pts = self.points[self.nodes]
         m = len(pts)
         k = min(neighbours + 1, m)
         _d, nn = cKDTree(pts).query(pts, k=k)
-        pairs = np.stack([np.repeat(np.arange(m), k - 1), nn.reshape(m, k)[:, 1:].ravel()], axis=1)
-        pairs = np.unique(np.sort(pairs, axis=1), axis=0)
+        pairs = unique_pairs(np.repeat(np.arange(m), k - 1), nn.reshape(m, k)[:, 1:].ravel(), m)
         self.stages.lap("graph")
         pairs = pairs[self.visible(self.nodes[pairs[:, 0]], self.nodes[pairs[:, 1]])]
         self.stages.lap("visibility")
@@ -120,7 +137,7 @@ class Domain:
         node_of[self.nodes] = np.arange(m)
         mesh = node_of[self.edges]
         pairs = np.vstack([pairs, mesh[(mesh >= 0).all(axis=1)]])  # mesh edges lie inside by definition
-        pairs = np.unique(np.sort(pairs, axis=1), axis=0)
+        pairs = unique_pairs(pairs[:, 0], pairs[:, 1], m)
         length = np.hypot(*(pts[pairs[:, 1]] - pts[pairs[:, 0]]).T)
         rows = np.concatenate([pairs[:, 0], pairs[:, 1]])
         cols = np.concatenate([pairs[:, 1], pairs[:, 0]])
@@ -132,16 +149,92 @@ class Domain:
         if q is None:
             q, cq = self.points[j], self.clearance[j]
         else:
-            j, cq = np.full(len(i), -1), np.zeros(len(q))
-        # The disks of clearance around both ends lie inside the mesh; if they cover the segment, it does.
+            j, cq = np.full(len(i), -1), self.clear.at(q)
+        # The disks of clearance around both ends hold no boundary; if they cover the segment, it is inside.
         ok = np.hypot(*(q - p).T) <= self.clearance[i] + cq
         rest = np.flatnonzero(~ok)
         if len(rest):
             ok[rest] = self.clear.covers(p[rest], q[rest])
             rest = rest[~ok[rest]]
         if len(rest):
-            ok[rest] = self.exactly_visible(p[rest], q[rest], i[rest], j[rest])
+            ok[rest] = self.walk(i[rest], q[rest], j[rest])
         return ok
+
+    def walk(self, i, q, j, max_steps=100000):
+        """Whether the segment from vertex i to the point q (vertex j, or -1) stays inside the mesh: walked
+        from triangle to triangle across the sides it crosses, and on from any vertex it runs through (within
+        the rounding tolerance); blocked where it would cross the outline or leave the mesh at a vertex. Exact,
+        and its cost grows only with the triangles the segment crosses."""
+        pts, tris, tol = self.points, self.tris, self.tolerance
+        p = pts[i]
+        d = q - p
+        length = np.hypot(*d.T)
+        unit = d / np.maximum(length, 1e-300)[:, None]
+        ok = length <= tol
+        # Queries at a vertex (start, or passed through exactly) and queries inside a triangle about to
+        # cross its side k.
+        at_q, at_v = np.flatnonzero(~ok), i[~ok]
+        in_q = in_t = in_k = np.empty(0, np.int64)
+        for _ in range(max_steps):
+            if len(at_q) == 0 and len(in_q) == 0:
+                break
+            if len(at_q):
+                seen, go_q, go_t, go_k, via_q, via_v = self._leave_vertex(at_q, at_v, p, q, j, unit)
+                ok[seen] = True
+                in_q, in_t, in_k = np.r_[in_q, go_q], np.r_[in_t, go_t], np.r_[in_k, go_k]
+                at_q, at_v = via_q, via_v
+            if len(in_q) == 0:
+                continue
+            nt, side = self.across[in_t, in_k], self.across_side[in_t, in_k]
+            inner = nt >= 0  # crossing the outline blocks
+            in_q, nt, side = in_q[inner], nt[inner], side[inner]
+            u = tris[nt, (side + 1) % 3]
+            w = tris[nt, (side + 2) % 3]
+            v = tris[nt, side]
+            lw = _cross(unit[in_q], pts[w] - p[in_q])
+            # A point target inside the new triangle (v, u, w): left of its sides u-w and w-v.
+            arrive = (w == j[in_q]) | ((j[in_q] < 0) & _left_of(pts[u], pts[w], q[in_q], tol)
+                                       & _left_of(pts[w], pts[v], q[in_q], tol))
+            ok[in_q[arrive]] = True
+            through = ~arrive & (np.abs(lw) <= tol)
+            at_q, at_v = np.r_[at_q, in_q[through]], np.r_[at_v, w[through]]
+            step = ~arrive & ~through
+            in_q, in_t = in_q[step], nt[step]
+            in_k = np.where(lw[step] > 0, (side[step] + 1) % 3, (side[step] + 2) % 3)
+        return ok
+
+    def _leave_vertex(self, qs, a, p, q, j, unit):
+        """From vertex a[k] towards q[qs[k]]: the queries that arrive within a triangle at a (visible), those
+        that go into a triangle (query, triangle, side to cross), and those that run exactly through a
+        neighbouring vertex (query, vertex). Any other runs out of the mesh here."""
+        pts, tol = self.points, self.tolerance
+        lo, count = self.star.indptr[a], np.diff(self.star.indptr)[a]
+        row = np.repeat(np.arange(len(a)), count)
+        corner = self.star.indices[np.repeat(lo - np.cumsum(count) + count, count) + np.arange(len(row))]
+        t, k = corner // 3, corner % 3
+        u, v = self.tris[t, (k + 1) % 3], self.tris[t, (k + 2) % 3]
+        query = qs[row]
+        pa, dq, target = pts[a][row], unit[query], j[query]
+        to_u, to_v = pts[u] - pa, pts[v] - pa
+        lu, lv = _cross(dq, to_u), _cross(dq, to_v)
+        arrive = (target == u) | (target == v)
+        point = np.flatnonzero(target < 0)
+        arrive[point] = (lu[point] <= tol) & (lv[point] >= -tol) & _left_of(pts[u[point]], pts[v[point]],
+                                                                         q[query[point]], tol)
+        ahead_u = (np.abs(lu) <= tol) & ((dq * to_u).sum(axis=1) > 0)
+        ahead_v = (np.abs(lv) <= tol) & ((dq * to_v).sum(axis=1) > 0)
+        # One outcome per query, the first that applies: arrive, go into a triangle, go through a vertex.
+        rank = np.where(arrive, 3, np.where((lu < -tol) & (lv > tol), 2, np.where(ahead_u | ahead_v, 1, 0)))
+        starts = np.cumsum(count) - count
+        has = count > 0
+        best = np.zeros(len(a), np.int64)
+        best[has] = np.maximum.reduceat(rank, starts[has])
+        pick = np.flatnonzero(rank == best[row])
+        pick = pick[np.r_[True, row[pick][1:] != row[pick][:-1]]] if len(pick) else pick
+        r = rank[pick]
+        go, via = pick[r == 2], pick[r == 1]
+        return (query[pick[r == 3]], query[go], t[go], (k[go] + 1) % 3, query[via],
+                np.where(ahead_u[via], u[via], v[via]))
 
     def exactly_visible(self, p, q, ip, iq):
         """The segment leaves each boundary vertex at its ends into the mesh, and touches no boundary
@@ -181,6 +274,22 @@ class Domain:
         """Even-odd test of points against the mesh boundary."""
         a, b = self.points[self.boundary[:, 0]], self.points[self.boundary[:, 1]]
         return points_in_edges(np.asarray(pts, float), a, b)
+
+
+def unique_pairs(i, j, m):
+    """The distinct unordered pairs (k, 2) among i[k]-j[k], indices below m, smaller first."""
+    key = np.unique(np.minimum(i, j) * m + np.maximum(i, j))
+    return np.stack([key // m, key % m], axis=1)
+
+
+def _cross(u, v):
+    """z of the cross product of rows of u and v: positive where v turns left of u."""
+    return u[:, 0] * v[:, 1] - u[:, 1] * v[:, 0]
+
+
+def _left_of(a, b, x, tol):
+    """Whether each point x lies left of the line a-b, or within tol of it."""
+    return _cross(b - a, x - a) >= -tol * np.hypot(*(b - a).T)
 
 
 def _ccw_angle(u, v):
@@ -235,9 +344,11 @@ class Clearance:
         return np.clip(np.floor((pts - self.lo) / self.cell).astype(np.int64), 0, self.shape - 1)
 
     def at(self, pts):
-        """Lower bounds (n,) of the distance from each point (n, 2) inside the mesh to its boundary."""
+        """Lower bounds (n,) of the distance from each point (n, 2) to the mesh's boundary (off the grid: at
+        the nearest cell, less the way there)."""
         ij = self._cells(pts)
-        return np.maximum(self.grid[ij[:, 0], ij[:, 1]] - self.slack, 0.0)
+        off = np.hypot(*np.maximum(np.maximum(self.lo - pts, pts - (self.lo + self.shape * self.cell)), 0.0).T)
+        return np.maximum(self.grid[ij[:, 0], ij[:, 1]] - self.slack - off, 0.0)
 
     def covers(self, p, q, samples=6):
         """Whether the disks of clearance at points along each segment p-q cover it (so it is inside,
@@ -303,50 +414,49 @@ def bone_distances(domain, heads, tails):
     m, bones = len(domain.nodes), len(heads)
     stages = domain.stages
     stages.last = time.perf_counter()
-    tree = cKDTree(domain.points)
-    is_node = np.zeros(len(domain.points), bool)
-    is_node[domain.nodes] = True
-    direct = [_bone_links(domain, tree, is_node, h, t) for h, t in zip(heads, tails)]
+    bone, verts, gap, outside = _bone_links(domain, heads, tails)
     # Graph: the nodes, then one source per bone, linked to the nodes among its direct vertices.
     node_of = np.full(len(domain.points), -1)
     node_of[domain.nodes] = np.arange(m)
+    at_node = node_of[verts] >= 0
     g = domain.graph.tocoo()
-    rows, cols, data = [g.row], [g.col], [g.data]
-    for bone, (verts, gap, _outside) in enumerate(direct):
-        at_node = node_of[verts] >= 0
-        rows.append(np.full(int(at_node.sum()), m + bone))
-        cols.append(node_of[verts[at_node]])
-        data.append(gap[at_node])
-    graph = coo_matrix((np.concatenate(data), (np.concatenate(rows), np.concatenate(cols))),
+    graph = coo_matrix((np.r_[g.data, gap[at_node]], (np.r_[g.row, m + bone[at_node]], np.r_[g.col, node_of[verts[at_node]]])),
                        shape=(m + bones, m + bones)).tocsr()
     stages.lap("bone links")
     node_dist = dijkstra(graph, directed=True, indices=m + np.arange(bones))[:, :m].T  # (m, bones)
     stages.lap("dijkstra")
     dist = _from_nodes(domain, node_dist)
-    for bone, (verts, gap, _outside) in enumerate(direct):
-        dist[verts, bone] = np.minimum(dist[verts, bone], gap)
+    dist[verts, bone] = np.minimum(dist[verts, bone], gap)
     dist = _relax_along_edges(domain, dist)
     _reach_islands(domain, dist, heads, tails)
     stages.lap("interpolation")
-    return dist, np.array([outside for _v, _g, outside in direct], bool)
+    return dist, outside
 
 
-def _bone_links(domain, tree, is_node, head, tail):
-    """Vertices that take their distance straight from the bone (nodes within BONE_REACH spacings, any
-    vertex within VERTEX_REACH), those distances, and whether the bone lies wholly outside (or sees no
-    vertex). Close to a bone the distance field has a kink that interpolation would blur."""
+def _bone_links(domain, heads, tails):
+    """The vertices that take their distance straight from a bone (nodes within BONE_REACH spacings, any
+    vertex within VERTEX_REACH, that see their closest point on it), as (bone, vertex, distance) rows, and
+    per bone whether it lies wholly outside (sees no vertex): it then starts from the vertices nearest to
+    it. Close to a bone the distance field has a kink that interpolation would blur."""
     radius = BONE_REACH * domain.spacing
-    centre, half = 0.5 * (head + tail), 0.5 * float(np.hypot(*(tail - head)))
-    verts = np.asarray(tree.query_ball_point(centre, half + radius), np.int64)
-    gap, foot = segment_distance(domain.points[verts], head, tail)
+    near = cKDTree(domain.points).query_ball_point(0.5 * (heads + tails), 0.5 * np.hypot(*(tails - heads).T) + radius)
+    bone = np.repeat(np.arange(len(heads)), [len(v) for v in near])
+    verts = np.concatenate([np.asarray(v, np.int64) for v in near])
+    gap, foot = segment_distance(domain.points[verts], heads[bone], tails[bone])
+    is_node = np.zeros(len(domain.points), bool)
+    is_node[domain.nodes] = True
     keep = (gap <= VERTEX_REACH * domain.spacing) | (is_node[verts] & (gap <= radius))
-    verts, gap, foot = verts[keep], gap[keep], foot[keep]
+    bone, verts, gap, foot = bone[keep], verts[keep], gap[keep], foot[keep]
     seen = domain.visible(verts, q=foot)
-    if seen.any():
-        return verts[seen], gap[seen], False
-    gap, _foot = segment_distance(domain.points, head, tail)
-    verts = np.flatnonzero(gap <= gap.min() + domain.spacing)
-    return verts, gap[verts], True
+    bone, verts, gap = [bone[seen]], [verts[seen]], [gap[seen]]
+    outside = np.bincount(bone[0], minlength=len(heads)) == 0
+    for b in np.flatnonzero(outside):
+        far, _foot = segment_distance(domain.points, heads[b], tails[b])
+        v = np.flatnonzero(far <= far.min() + domain.spacing)
+        bone.append(np.full(len(v), b))
+        verts.append(v)
+        gap.append(far[v])
+    return np.concatenate(bone), np.concatenate(verts), np.concatenate(gap), outside
 
 
 def _from_nodes(domain, node_dist, chunk=4096):
@@ -391,12 +501,12 @@ def _node_triangles(domain, queries):
     tri = Delaunay(nodes)
     simplex = tri.find_simplex(queries)
     m = len(nodes)
-    g = domain.graph
-    links = np.unique(np.minimum(g.tocoo().row, g.tocoo().col) * m + np.maximum(g.tocoo().row, g.tocoo().col))
+    g = domain.graph.tocoo()
+    links = unique_pairs(g.row, g.col, m) @ [m, 1]  # sorted keys
     s = tri.simplices
     sides = np.stack([s[:, [0, 1]], s[:, [1, 2]], s[:, [2, 0]]], axis=1)
     key = sides.min(axis=2) * m + sides.max(axis=2)
-    linked = np.isin(key, links).all(axis=1)
+    linked = (links[np.minimum(np.searchsorted(links, key), len(links) - 1)] == key).all(axis=1)
     found = (simplex >= 0) & linked[np.maximum(simplex, 0)]
     corners = s[np.maximum(simplex, 0)]
     t = tri.transform[np.maximum(simplex, 0)]
@@ -442,8 +552,9 @@ def _reach_islands(domain, dist, heads, tails):
 
 
 def segment_distance(points, a, b):
-    """Euclidean distance from points (n, 2) to the segment a-b, and the closest points on it."""
+    """Euclidean distance from points (n, 2) to the segment a-b (one, or one per point), and the closest
+    points on it."""
     ab = b - a
-    t = np.clip(((points - a) @ ab) / max(float(ab @ ab), 1e-300), 0.0, 1.0)
+    t = np.clip(np.sum((points - a) * ab, axis=-1) / np.maximum(np.sum(ab * ab, axis=-1), 1e-300), 0.0, 1.0)
     foot = a + t[:, None] * ab
     return np.hypot(*(points - foot).T), foot
