@@ -135,8 +135,11 @@ def test_the_other_leg_is_reached_only_around_the_top_of_the_gap(turn):
     src = np.array([[20.0, 10.0]]) @ rot.T
     dist, _ = bone_distances(Domain.from_mesh((pts @ rot.T).astype(np.float32).astype(float), tris), src, src)
     right_foot = (pts[:, 0] > 44) & (pts[:, 1] < 20)
-    # Straight across the gap it is about 25-60 units; around the top of it at least 2 x 90.
-    assert dist[right_foot, 0].min() > 180
+    # Straight across the gap it is about 25-60 units; around the top of it 178 at least (exactly, from the
+    # polygon), and the float32 rounding moves a vertex by 1e-5 at most.
+    exact = exact_geodesic(LEGS, np.array([20.0, 10.0]), pts[right_foot])
+    assert exact.min() > 178
+    assert (dist[right_foot, 0] >= exact - 1e-4).all()
 
 
 def test_a_bone_outside_the_shape_starts_from_the_nearest_part():

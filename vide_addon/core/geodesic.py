@@ -25,6 +25,7 @@ from .errors import VideError
 
 MAX_NODES = 6000  # graph size: bounds the time per bone whatever the mesh density
 NEIGHBOURS = 24  # straight links tried per node
+WINDOW_DEPTH = 3
 VERTEX_LINKS = 8  # nodes each vertex looks at
 BONE_REACH = 6.0  # in node spacings: nodes this close to a bone take their distance straight from it
 VERTEX_REACH = 3.0  # in node spacings: and so do vertices this close
@@ -65,6 +66,7 @@ class Domain:
     across: np.ndarray = None  # (t, 3) the triangle across each side (-1: none), and its side there
     across_side: np.ndarray = None
     star: csr_matrix = None  # (n, 3t): the corners (3 * triangle + corner) at each vertex
+    star_count: np.ndarray = None  # (n,) corners at each vertex
 
     @classmethod
     def from_mesh(cls, points, tris, max_nodes=MAX_NODES, neighbours=NEIGHBOURS, links=True):
@@ -122,19 +124,61 @@ class Domain:
         corners = self.tris.ravel()
         self.star = csr_matrix((np.ones(len(corners), bool), (corners, np.arange(len(corners)))),
                                shape=(len(self.points), len(corners)))
+        self.star_count = np.diff(self.star.indptr)
+
+    def _window_links(self, depth):
+        """Every pair of vertices that see each other across at most `depth` triangles, found without a
+        visibility test: from each corner, the wedge of directions through the opposite side is carried
+        from triangle to triangle across the sides it meets, split at each vertex inside it (which it sees)
+        and stopped at the outline."""
+        pts, flat, tol = self.points, self.tris.ravel(), self.tolerance
+        corner = np.arange(len(flat))
+        t, k = np.divmod(corner, 3)
+        apex = flat[corner]
+        side = (k + 1) % 3  # from its right end to its left end, seen from the apex
+        right = pts[flat[3 * t + side]] - pts[apex]
+        left = pts[flat[3 * t + (side + 1) % 3]] - pts[apex]
+        found = [self.edges]
+        for _ in range(depth):
+            nt = self.across[t, side]
+            go = nt >= 0
+            apex, nt, right, left = apex[go], nt[go], right[go], left[go]
+            back = self.across_side[t[go], side[go]]  # the same side in nt, from left end to right end
+            w = flat[3 * nt + (back + 2) % 3]
+            to_w = pts[w] - pts[apex]
+            in_right = _cross(right, to_w) > tol * np.hypot(*right.T)
+            in_left = _cross(left, to_w) < -tol * np.hypot(*left.T)
+            seen = in_right & in_left
+            found.append(np.stack([apex[seen], w[seen]], axis=1))
+            # Through side (right end, w) the wedge left of `right` up to w (or all of it when w is left
+            # of the wedge); through side (w, left end) the rest.
+            a_side, b_side = (back + 1) % 3, (back + 2) % 3
+            first, second = seen | ~in_left, seen | ~in_right
+            t = np.r_[nt[first], nt[second]]
+            side = np.r_[a_side[first], b_side[second]]
+            apex = np.r_[apex[first], apex[second]]
+            right = np.r_[right[first], np.where(seen[second, None], to_w[second], right[second])]
+            left = np.r_[np.where(seen[first, None], to_w[first], left[first]), left[second]]
+        pairs = np.vstack(found)
+        return unique_pairs(pairs[:, 0], pairs[:, 1], len(pts))
 
     def _links(self, neighbours):
         """Symmetric graph of straight, inside links between each node and its nearest nodes."""
         pts = self.points[self.nodes]
         m = len(pts)
-        k = min(neighbours + 1, m)
-        _d, nn = cKDTree(pts).query(pts, k=k)
-        pairs = unique_pairs(np.repeat(np.arange(m), k - 1), nn.reshape(m, k)[:, 1:].ravel(), m)
-        self.stages.lap("graph")
-        pairs = pairs[self.visible(self.nodes[pairs[:, 0]], self.nodes[pairs[:, 1]])]
-        self.stages.lap("visibility")
         node_of = np.full(len(self.points), -1)
         node_of[self.nodes] = np.arange(m)
+        if WINDOW_DEPTH and m == len(np.unique(self.tris)):
+            self.stages.lap("graph")
+            pairs = node_of[self._window_links(WINDOW_DEPTH)]
+            self.stages.lap("visibility")
+        else:
+            k = min(neighbours + 1, m)
+            _d, nn = cKDTree(pts).query(pts, k=k)
+            pairs = unique_pairs(np.repeat(np.arange(m), k - 1), nn.reshape(m, k)[:, 1:].ravel(), m)
+            self.stages.lap("graph")
+            pairs = pairs[self.visible(self.nodes[pairs[:, 0]], self.nodes[pairs[:, 1]])]
+            self.stages.lap("visibility")
         mesh = node_of[self.edges]
         pairs = np.vstack([pairs, mesh[(mesh >= 0).all(axis=1)]])  # mesh edges lie inside by definition
         pairs = unique_pairs(pairs[:, 0], pairs[:, 1], m)
@@ -208,11 +252,12 @@ class Domain:
         that go into a triangle (query, triangle, side to cross), and those that run exactly through a
         neighbouring vertex (query, vertex). Any other runs out of the mesh here."""
         pts, tol = self.points, self.tolerance
-        lo, count = self.star.indptr[a], np.diff(self.star.indptr)[a]
+        lo, count = self.star.indptr[a], self.star_count[a]
         row = np.repeat(np.arange(len(a)), count)
         corner = self.star.indices[np.repeat(lo - np.cumsum(count) + count, count) + np.arange(len(row))]
-        t, k = corner // 3, corner % 3
-        u, v = self.tris[t, (k + 1) % 3], self.tris[t, (k + 2) % 3]
+        t, k = np.divmod(corner, 3)
+        flat = self.tris.ravel()
+        u, v = flat[corner - k + (k + 1) % 3], flat[corner - k + (k + 2) % 3]
         query = qs[row]
         pa, dq, target = pts[a][row], unit[query], j[query]
         to_u, to_v = pts[u] - pa, pts[v] - pa
