@@ -67,6 +67,7 @@ class Domain:
     across_side: np.ndarray = None
     star: csr_matrix = None  # (n, 3t): the corners (3 * triangle + corner) at each vertex
     star_count: np.ndarray = None  # (n,) corners at each vertex
+    wedges: tuple = None  # per corner, for leaving a vertex in a direction (made on the first walk)
 
     @classmethod
     def from_mesh(cls, points, tris, max_nodes=MAX_NODES, neighbours=NEIGHBOURS, links=True):
@@ -209,77 +210,99 @@ class Domain:
         from triangle to triangle across the sides it crosses, and on from any vertex it runs through (within
         the rounding tolerance); blocked where it would cross the outline or leave the mesh at a vertex. Exact,
         and its cost grows only with the triangles the segment crosses."""
-        pts, tris, tol = self.points, self.tris, self.tolerance
+        pts, flat, tol = self.points, self.tris.ravel(), self.tolerance
+        across, across_side = self.across.ravel(), self.across_side.ravel()
         p = pts[i]
         d = q - p
         length = np.hypot(*d.T)
         unit = d / np.maximum(length, 1e-300)[:, None]
         ok = length <= tol
-        # Queries at a vertex (start, or passed through exactly) and queries inside a triangle about to
-        # cross its side k.
+        # Queries at a vertex (start, or passed through exactly), and queries in a triangle about to cross
+        # its side k (3 t + k in `side`).
         at_q, at_v = np.flatnonzero(~ok), i[~ok]
-        in_q = in_t = in_k = np.empty(0, np.int64)
+        in_q = side = np.empty(0, np.int64)
         for _ in range(max_steps):
-            if len(at_q) == 0 and len(in_q) == 0:
-                break
             if len(at_q):
-                seen, go_q, go_t, go_k, via_q, via_v = self._leave_vertex(at_q, at_v, p, q, j, unit)
+                seen, go_q, go_side, at_q, at_v = self._leave_vertex(at_q, at_v, p, q, j, unit)
                 ok[seen] = True
-                in_q, in_t, in_k = np.r_[in_q, go_q], np.r_[in_t, go_t], np.r_[in_k, go_k]
-                at_q, at_v = via_q, via_v
+                in_q, side = np.concatenate([in_q, go_q]), np.concatenate([side, go_side])
             if len(in_q) == 0:
+                if len(at_q) == 0:
+                    break
                 continue
-            nt, side = self.across[in_t, in_k], self.across_side[in_t, in_k]
+            nt = across[side]
             inner = nt >= 0  # crossing the outline blocks
-            in_q, nt, side = in_q[inner], nt[inner], side[inner]
-            u = tris[nt, (side + 1) % 3]
-            w = tris[nt, (side + 2) % 3]
-            v = tris[nt, side]
-            lw = _cross(unit[in_q], pts[w] - p[in_q])
-            # A point target inside the new triangle (v, u, w): left of its sides u-w and w-v.
-            arrive = (w == j[in_q]) | ((j[in_q] < 0) & _left_of(pts[u], pts[w], q[in_q], tol)
-                                       & _left_of(pts[w], pts[v], q[in_q], tol))
+            in_q, base, back = in_q[inner], 3 * nt[inner], across_side[side[inner]]
+            k1, k2 = (back + 1) % 3, (back + 2) % 3
+            v, u, w = flat[base + back], flat[base + k1], flat[base + k2]
+            pw = pts[w]
+            lw = _cross(unit[in_q], pw - p[in_q])
+            target = j[in_q]
+            arrive = w == target
+            point = np.flatnonzero(target < 0)
+            if len(point):  # a point target inside the new triangle (v, u, w): left of sides u-w and w-v
+                qp = q[in_q[point]]
+                arrive[point] = _left_of(pts[u[point]], pw[point], qp, tol) & _left_of(pw[point], pts[v[point]],
+                                                                                     qp, tol)
             ok[in_q[arrive]] = True
             through = ~arrive & (np.abs(lw) <= tol)
-            at_q, at_v = np.r_[at_q, in_q[through]], np.r_[at_v, w[through]]
+            if through.any():
+                at_q, at_v = np.concatenate([at_q, in_q[through]]), np.concatenate([at_v, w[through]])
             step = ~arrive & ~through
-            in_q, in_t = in_q[step], nt[step]
-            in_k = np.where(lw[step] > 0, (side[step] + 1) % 3, (side[step] + 2) % 3)
+            in_q = in_q[step]
+            side = base[step] + np.where(lw[step] > 0, k1[step], k2[step])
         return ok
 
     def _leave_vertex(self, qs, a, p, q, j, unit):
         """From vertex a[k] towards q[qs[k]]: the queries that arrive within a triangle at a (visible), those
-        that go into a triangle (query, triangle, side to cross), and those that run exactly through a
-        neighbouring vertex (query, vertex). Any other runs out of the mesh here."""
+        that go into a triangle (query, side to cross as 3 triangle + side), and those that run exactly
+        through a neighbouring vertex (query, vertex). Any other runs out of the mesh here."""
         pts, tol = self.points, self.tolerance
+        if self.wedges is None:
+            self._wedges()
+        start, opening, after, before = self.wedges
+        # The corner at a whose wedge holds the direction (or, if none does, the nearest one).
         lo, count = self.star.indptr[a], self.star_count[a]
         row = np.repeat(np.arange(len(a)), count)
         corner = self.star.indices[np.repeat(lo - np.cumsum(count) + count, count) + np.arange(len(row))]
-        t, k = np.divmod(corner, 3)
-        flat = self.tris.ravel()
-        u, v = flat[corner - k + (k + 1) % 3], flat[corner - k + (k + 2) % 3]
-        query = qs[row]
-        pa, dq, target = pts[a][row], unit[query], j[query]
+        if len(row) == 0:
+            none = np.empty(0, np.int64)
+            return none, none, none, none, none
+        turn = np.mod(np.arctan2(unit[qs, 1], unit[qs, 0])[row] - start[corner], 2.0 * np.pi)
+        miss = np.maximum(turn - opening[corner], 0.0)
+        miss = np.minimum(miss, 2.0 * np.pi - turn)
+        has = np.flatnonzero(count > 0)
+        first = np.cumsum(count)[has] - count[has]
+        best = np.minimum.reduceat(miss, first)
+        pick = np.flatnonzero(miss == np.repeat(best, count[has]))
+        pick = pick[np.r_[True, row[pick][1:] != row[pick][:-1]]]
+        c, query = corner[pick], qs[row[pick]]
+        u, v = after[c], before[c]
+        pa, dq, target = pts[a[row[pick]]], unit[query], j[query]
         to_u, to_v = pts[u] - pa, pts[v] - pa
         lu, lv = _cross(dq, to_u), _cross(dq, to_v)
         arrive = (target == u) | (target == v)
         point = np.flatnonzero(target < 0)
         arrive[point] = (lu[point] <= tol) & (lv[point] >= -tol) & _left_of(pts[u[point]], pts[v[point]],
                                                                          q[query[point]], tol)
+        into = ~arrive & (lu < -tol) & (lv > tol)
         ahead_u = (np.abs(lu) <= tol) & ((dq * to_u).sum(axis=1) > 0)
         ahead_v = (np.abs(lv) <= tol) & ((dq * to_v).sum(axis=1) > 0)
-        # One outcome per query, the first that applies: arrive, go into a triangle, go through a vertex.
-        rank = np.where(arrive, 3, np.where((lu < -tol) & (lv > tol), 2, np.where(ahead_u | ahead_v, 1, 0)))
-        starts = np.cumsum(count) - count
-        has = count > 0
-        best = np.zeros(len(a), np.int64)
-        best[has] = np.maximum.reduceat(rank, starts[has])
-        pick = np.flatnonzero(rank == best[row])
-        pick = pick[np.r_[True, row[pick][1:] != row[pick][:-1]]] if len(pick) else pick
-        r = rank[pick]
-        go, via = pick[r == 2], pick[r == 1]
-        return (query[pick[r == 3]], query[go], t[go], (k[go] + 1) % 3, query[via],
-                np.where(ahead_u[via], u[via], v[via]))
+        via = ~arrive & ~into & (ahead_u | ahead_v)
+        k = c % 3
+        return (query[arrive], query[into], (c - k + (k + 1) % 3)[into], query[via],
+                np.where(ahead_u, u, v)[via])
+
+    def _wedges(self):
+        """Per corner (3 triangle + corner): the direction from its vertex along the next side, the angle
+        the triangle opens there (counter-clockwise), and the vertices that follow it and precede it."""
+        flat = self.tris.ravel()
+        k = np.arange(len(flat)) % 3
+        base = np.arange(len(flat)) - k
+        after, before = flat[base + (k + 1) % 3], flat[base + (k + 2) % 3]
+        to_after, to_before = self.points[after] - self.points[flat], self.points[before] - self.points[flat]
+        start = np.arctan2(to_after[:, 1], to_after[:, 0])
+        self.wedges = (start, _ccw_angle(to_after, to_before), after, before)
 
     def exactly_visible(self, p, q, ip, iq):
         """The segment leaves each boundary vertex at its ends into the mesh, and touches no boundary
@@ -407,18 +430,26 @@ class Clearance:
 
 def _thin(domain, area, max_nodes):
     """Graph nodes and their spacing: every vertex if there are few, else the reflex corners (where
-    shortest paths bend), the boundary about half a spacing apart and the interior one spacing apart."""
+    shortest paths bend), the boundary about half a spacing apart and the interior one spacing apart, with
+    the spacing wide enough that there are at most `max_nodes` in all."""
     used = np.unique(domain.edges)
     if len(used) <= max_nodes:
         return used, max(np.sqrt(area / max(len(used), 1)), 1e-12)
-    spacing = np.sqrt(area / (0.75 * max_nodes))
     on_boundary = domain.on_boundary
     reflex = np.flatnonzero(on_boundary & ~(domain.opening <= np.radians(181.0)))
     edge_verts = np.setdiff1d(np.flatnonzero(on_boundary), reflex)
     inner = np.setdiff1d(used, np.flatnonzero(on_boundary))
-    nodes = [reflex, one_per_cell(domain.points, edge_verts, spacing / 2.0),
-             one_per_cell(domain.points, inner, spacing)]
-    return np.unique(np.concatenate(nodes)), spacing
+    a, b = domain.points[domain.boundary[:, 0]], domain.points[domain.boundary[:, 1]]
+    outline = float(np.hypot(*(b - a).T).sum())
+    # About area / s² inside and 2 outline / s along the outline: the spacing s that makes them fit.
+    room = max(max_nodes - len(reflex), 1)
+    spacing = (outline + np.sqrt(outline**2 + room * area)) / room
+    while True:
+        nodes = np.unique(np.concatenate([reflex, one_per_cell(domain.points, edge_verts, spacing / 2.0),
+                                          one_per_cell(domain.points, inner, spacing)]))
+        if len(nodes) <= max_nodes:
+            return nodes, spacing
+        spacing *= 1.1
 
 
 def one_per_cell(points, idx, cell):
@@ -460,38 +491,46 @@ def bone_distances(domain, heads, tails):
     stages = domain.stages
     stages.last = time.perf_counter()
     bone, verts, gap, outside = _bone_links(domain, heads, tails)
-    # Graph: the nodes, then one source per bone, linked to the nodes among its direct vertices.
+    # Graph: the nodes, then one source per bone, linked to the nodes that see it.
     node_of = np.full(len(domain.points), -1)
     node_of[domain.nodes] = np.arange(m)
     at_node = node_of[verts] >= 0
     g = domain.graph.tocoo()
-    graph = coo_matrix((np.r_[g.data, gap[at_node]], (np.r_[g.row, m + bone[at_node]], np.r_[g.col, node_of[verts[at_node]]])),
+    graph = coo_matrix((np.r_[g.data, gap[at_node]],
+                        (np.r_[g.row, m + bone[at_node]], np.r_[g.col, node_of[verts[at_node]]])),
                        shape=(m + bones, m + bones)).tocsr()
     stages.lap("bone links")
     node_dist = dijkstra(graph, directed=True, indices=m + np.arange(bones))[:, :m].T  # (m, bones)
     stages.lap("dijkstra")
     dist = _from_nodes(domain, node_dist)
     dist[verts, bone] = np.minimum(dist[verts, bone], gap)
+    stages.lap("interpolation")
+    bone, verts, gap = _vertex_links(domain, heads, tails, dist)
+    dist[verts, bone] = np.minimum(dist[verts, bone], gap)
+    stages.lap("bone links")
     dist = _relax_along_edges(domain, dist)
     _reach_islands(domain, dist, heads, tails)
     stages.lap("interpolation")
     return dist, outside
 
 
-def _bone_links(domain, heads, tails):
-    """The vertices that take their distance straight from a bone (nodes within BONE_REACH spacings, any
-    vertex within VERTEX_REACH, that see their closest point on it), as (bone, vertex, distance) rows, and
-    per bone whether it lies wholly outside (sees no vertex): it then starts from the vertices nearest to
-    it. Close to a bone the distance field has a kink that interpolation would blur."""
-    radius = BONE_REACH * domain.spacing
-    near = cKDTree(domain.points).query_ball_point(0.5 * (heads + tails), 0.5 * np.hypot(*(tails - heads).T) + radius)
+def _near_bones(domain, pool, heads, tails, reach):
+    """(bone, vertex, distance, closest point on the bone) for the vertices of `pool` within `reach` of a
+    bone."""
+    near = cKDTree(domain.points[pool]).query_ball_point(0.5 * (heads + tails),
+                                                          0.5 * np.hypot(*(tails - heads).T) + reach)
     bone = np.repeat(np.arange(len(heads)), [len(v) for v in near])
-    verts = np.concatenate([np.asarray(v, np.int64) for v in near])
+    verts = pool[np.concatenate([np.asarray(v, np.int64) for v in near])]
     gap, foot = segment_distance(domain.points[verts], heads[bone], tails[bone])
-    is_node = np.zeros(len(domain.points), bool)
-    is_node[domain.nodes] = True
-    keep = (gap <= VERTEX_REACH * domain.spacing) | (is_node[verts] & (gap <= radius))
-    bone, verts, gap, foot = bone[keep], verts[keep], gap[keep], foot[keep]
+    keep = gap <= reach
+    return bone[keep], verts[keep], gap[keep], foot[keep]
+
+
+def _bone_links(domain, heads, tails):
+    """The nodes within BONE_REACH spacings of a bone that see their closest point on it, as (bone, vertex,
+    distance) rows, and per bone whether it lies wholly outside (sees no node): it then starts from the
+    vertices nearest to it."""
+    bone, verts, gap, foot = _near_bones(domain, domain.nodes, heads, tails, BONE_REACH * domain.spacing)
     seen = domain.visible(verts, q=foot)
     bone, verts, gap = [bone[seen]], [verts[seen]], [gap[seen]]
     outside = np.bincount(bone[0], minlength=len(heads)) == 0
@@ -502,6 +541,19 @@ def _bone_links(domain, heads, tails):
         verts.append(v)
         gap.append(far[v])
     return np.concatenate(bone), np.concatenate(verts), np.concatenate(gap), outside
+
+
+def _vertex_links(domain, heads, tails, dist):
+    """The other vertices within VERTEX_REACH spacings of a bone that see their closest point on it, as
+    (bone, vertex, distance) rows: close to a bone the distance field has a kink that interpolation blurs,
+    by less than about a spacing. Vertices whose interpolated distance is further than that from the
+    straight one would take a path round the outline, so they are not tested."""
+    pool = np.setdiff1d(np.arange(len(domain.points)), domain.nodes)
+    bone, verts, gap, foot = _near_bones(domain, pool, heads, tails, VERTEX_REACH * domain.spacing)
+    close = ~(dist[verts, bone] > gap + 2.0 * domain.spacing)
+    bone, verts, gap, foot = bone[close], verts[close], gap[close], foot[close]
+    seen = domain.visible(verts, q=foot)
+    return bone[seen], verts[seen], gap[seen]
 
 
 def _from_nodes(domain, node_dist, chunk=4096):
