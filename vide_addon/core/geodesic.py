@@ -25,7 +25,8 @@ from .errors import VideError
 
 MAX_NODES = 6000  # graph size: bounds the time per bone whatever the mesh density
 NEIGHBOURS = 24  # straight links tried per node
-WINDOW_DEPTH = 3
+WINDOW_DEPTH = 3  # triangles a link may cross when every vertex is a node
+CELLS_PER_VERTEX = 4  # clearance grid
 VERTEX_LINKS = 8  # nodes each vertex looks at
 BONE_REACH = 6.0  # in node spacings: nodes this close to a bone take their distance straight from it
 VERTEX_REACH = 3.0  # in node spacings: and so do vertices this close
@@ -132,36 +133,45 @@ class Domain:
         visibility test: from each corner, the wedge of directions through the opposite side is carried
         from triangle to triangle across the sides it meets, split at each vertex inside it (which it sees)
         and stopped at the outline."""
-        pts, flat, tol = self.points, self.tris.ravel(), self.tolerance
+        x, y, flat, tol = self.points[:, 0], self.points[:, 1], self.tris.ravel(), self.tolerance
+        across, across_side = self.across.ravel(), self.across_side.ravel()
         corner = np.arange(len(flat))
-        t, k = np.divmod(corner, 3)
+        k = corner % 3
         apex = flat[corner]
-        side = (k + 1) % 3  # from its right end to its left end, seen from the apex
-        right = pts[flat[3 * t + side]] - pts[apex]
-        left = pts[flat[3 * t + (side + 1) % 3]] - pts[apex]
+        side = corner - k + (k + 1) % 3  # 3 t + k: from its right end to its left end, seen from the apex
+
+        def unit(to):
+            dx, dy = x[flat[to]] - x[apex], y[flat[to]] - y[apex]
+            r = np.maximum(np.hypot(dx, dy), 1e-300)
+            return dx / r, dy / r
+
+        (rx, ry), (lx, ly) = unit(side), unit(corner - k + (k + 2) % 3)
         found = [self.edges]
         for _ in range(depth):
-            nt = self.across[t, side]
+            nt = across[side]
             go = nt >= 0
-            apex, nt, right, left = apex[go], nt[go], right[go], left[go]
-            back = self.across_side[t[go], side[go]]  # the same side in nt, from left end to right end
-            w = flat[3 * nt + (back + 2) % 3]
-            to_w = pts[w] - pts[apex]
-            in_right = _cross(right, to_w) > tol * np.hypot(*right.T)
-            in_left = _cross(left, to_w) < -tol * np.hypot(*left.T)
+            base, back = 3 * nt[go], across_side[side[go]]  # the same side in nt, from left end to right end
+            apex, rx, ry, lx, ly = apex[go], rx[go], ry[go], lx[go], ly[go]
+            k1, k2 = base + (back + 1) % 3, base + (back + 2) % 3
+            w = flat[k2]
+            wx, wy = x[w] - x[apex], y[w] - y[apex]
+            in_right = rx * wy - ry * wx > tol
+            in_left = lx * wy - ly * wx < -tol
             seen = in_right & in_left
             found.append(np.stack([apex[seen], w[seen]], axis=1))
-            # Through side (right end, w) the wedge left of `right` up to w (or all of it when w is left
-            # of the wedge); through side (w, left end) the rest.
-            a_side, b_side = (back + 1) % 3, (back + 2) % 3
+            r = np.maximum(np.hypot(wx, wy), 1e-300)
+            wx, wy = wx / r, wy / r
+            # Through side (right end, w): the wedge right of w (all of it when w is left of the wedge);
+            # through side (w, left end): the rest.
             first, second = seen | ~in_left, seen | ~in_right
-            t = np.r_[nt[first], nt[second]]
-            side = np.r_[a_side[first], b_side[second]]
-            apex = np.r_[apex[first], apex[second]]
-            right = np.r_[right[first], np.where(seen[second, None], to_w[second], right[second])]
-            left = np.r_[np.where(seen[first, None], to_w[first], left[first]), left[second]]
+            side = np.concatenate([k1[first], k2[second]])
+            apex = np.concatenate([apex[first], apex[second]])
+            lx = np.concatenate([np.where(seen, wx, lx)[first], lx[second]])
+            ly = np.concatenate([np.where(seen, wy, ly)[first], ly[second]])
+            rx = np.concatenate([rx[first], np.where(seen, wx, rx)[second]])
+            ry = np.concatenate([ry[first], np.where(seen, wy, ry)[second]])
         pairs = np.vstack(found)
-        return unique_pairs(pairs[:, 0], pairs[:, 1], len(pts))
+        return unique_pairs(pairs[:, 0], pairs[:, 1], len(self.points))
 
     def _links(self, neighbours):
         """Symmetric graph of straight, inside links between each node and its nearest nodes."""
@@ -409,7 +419,9 @@ class Clearance:
         length = np.hypot(*(b - a).T)
         self.lo = points.min(axis=0)
         extent = points.max(axis=0) - self.lo
-        self.cell = max(float(np.median(length)) / 2.0, float(extent.max()) / max_cells, 1e-12)
+        # Cells about half a boundary edge, but no more than a few per vertex nor 2048 along a side.
+        per_vertex = np.sqrt(float(np.prod(extent)) / (CELLS_PER_VERTEX * len(points)))
+        self.cell = max(float(np.median(length)) / 2.0, float(extent.max()) / max_cells, per_vertex, 1e-12)
         count = np.maximum(np.ceil(length / self.cell).astype(np.int64), 1)
         edge = np.repeat(np.arange(len(a)), count)
         t = (np.arange(count.sum()) - np.repeat(np.cumsum(count) - count, count)) / count[edge]
