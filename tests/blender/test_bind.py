@@ -3,6 +3,7 @@ symmetry, resolution independence, live smoothness, renders of the posed charact
 
 import bpy
 import numpy as np
+import pytest
 from helpers import (add_armature, bone_weights, grid, image_plane, influences, interpolate_on_mesh, jitter_interior,
                      legs, mesh_in_pixels, pixel_to_world, select_only)
 from mathutils import Matrix, Vector
@@ -163,10 +164,10 @@ def test_changing_a_bones_smoothness_reweights_from_the_kept_distances(scene, tm
     ob = vectorized(tmp_path, LEGS)
     arm = rig_for(ob, LEGS.shape, LEG_BONES)
     before = bind(ob, arm)
-    kept = binding._measured[ob.session_uid].dist
+    kept = binding.geodesic.kept[ob.session_uid].dist
     arm.data.bones["hip"].vide.smoothness = 0.1  # the update re-weights the bound mesh
     live = bone_weights(ob, list(arm.data.bones.keys()))
-    assert binding._measured[ob.session_uid].dist is kept, "distances were not measured again"
+    assert binding.geodesic.kept[ob.session_uid].dist is kept, "distances were not measured again"
     assert np.abs(live - before).max() > 0.1
     expected = vide.vide_addon.core.weights.falloff_weights(kept, np.array([0.1, 0.03, 0.03]))
     assert np.abs(live - expected).max() < 1e-6
@@ -217,3 +218,20 @@ def test_a_non_uniformly_scaled_plane_is_weighted_without_leaking(scene, tmp_pat
     pts, _tris = mesh_in_pixels(ob, LEGS.shape)
     right_leg = (pts[:, 0] > 61) & (pts[:, 1] < 96)
     assert w[right_leg, 1].max() < 0.01
+
+
+def test_every_bind_setting_takes_its_default_from_the_core_and_reaches_the_core_unchanged(scene, vide):
+    """The operator's and the scene's settings start at the core's BindSettings(), and to_core() hands every
+    field over, changed values included, so the panel and the core cannot disagree."""
+    core = vide.vide_addon.core.bind_settings.BindSettings
+    defaults, fields = core(), list(core.__dataclass_fields__)
+    operator = bpy.ops.vide.bind_armature.get_rna_type().properties
+    scene_settings = bpy.context.scene.vide_bind
+    for name in fields:
+        assert operator[name].default == pytest.approx(getattr(defaults, name)), name
+        assert getattr(scene_settings, name) == pytest.approx(getattr(defaults, name)), name
+    scene_settings.joint_pull, scene_settings.method, scene_settings.max_influences = 0.25, 'MESHFREE', 3
+    changed = scene_settings.to_core()
+    for name in fields:
+        expected = {"joint_pull": 0.25, "method": 'MESHFREE', "max_influences": 3}.get(name, getattr(defaults, name))
+        assert getattr(changed, name) == pytest.approx(expected), name

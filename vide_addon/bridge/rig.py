@@ -5,6 +5,7 @@ space and projected onto the mesh's own plane (the vectorized image's, else the 
 vertices), so distances are world lengths, in scene units, measured in the picture's plane.
 """
 
+import hashlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -112,3 +113,32 @@ def attach(ob, arm, preserve_volume=False):
         ob.matrix_parent_inverse = arm.matrix_world.inverted()
         ob.matrix_world = world
     return mod
+
+
+def bone_smoothness(arm, names, default):
+    """Each named bone's own Smoothness, or `default` where it has none (0) or is gone."""
+    bones = arm.data.bones
+    return np.array([(bones[n].vide.smoothness if n in bones else 0.0) or default for n in names])
+
+
+def placement(ob, arm):
+    """What a bind depends on besides the bones: the mesh's vertices and faces, and where the armature is
+    relative to the mesh (rounded, as re-evaluated matrices differ in their last bits)."""
+    me = ob.data
+    co = np.empty(len(me.vertices) * 3, np.float32)
+    me.vertices.foreach_get("co", co)
+    h = hashlib.blake2b(co.tobytes(), digest_size=16)
+    h.update(np.array([len(me.polygons), len(me.loops)]).tobytes())
+    relative = np.linalg.inv(np.array(ob.matrix_world)) @ np.array(arm.matrix_world)
+    h.update((np.round(relative, 5) + 0.0).tobytes())  # + 0.0 turns -0.0 into 0.0
+    h.update((np.round(np.array(ob.matrix_world)[:3, :3], 5) + 0.0).tobytes())
+    return h.digest()
+
+
+def rest_fingerprint(ob, arm):
+    """What measured distances depend on: the placement and the armature's rest pose."""
+    h = hashlib.blake2b(placement(ob, arm), digest_size=16)
+    for bone in arm.data.bones:
+        h.update(bone.name.encode())
+        h.update(np.array([*bone.head_local, *bone.tail_local, bone.use_deform], np.float32).tobytes())
+    return h.digest()
