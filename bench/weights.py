@@ -133,20 +133,20 @@ def bind(ob, arm, how):
 
 
 def geodesic_stages(vide, ob, arm):
-    """Seconds per stage of a Geodesic bind with the default settings, the stages called one by one."""
-    rig = vide.vide_addon.bridge.rig
-    geodesic, weights = vide.vide_addon.core.geodesic, vide.vide_addon.core.weights
-    settings = bpy.context.scene.vide_bind
+    """Seconds per stage of a Geodesic bind with the default settings (binding/geodesic.py), called one by one."""
+    addon = vide.vide_addon
+    rig, geodesic = addon.bridge.rig, addon.core.geodesic
+    settings = addon.core.bind_settings.BindSettings()
     start = time.perf_counter()
     plane, points, tris = rig.mesh_in_plane(ob)
     names, heads, tails, _flat = rig.deform_bones(arm, plane)
     read = time.perf_counter() - start
-    domain = geodesic.Domain.from_mesh(points, tris)
+    domain = geodesic.Domain.from_mesh(points, tris, bones=len(names))
     dist, _outside = geodesic.bone_distances(domain, heads, tails)
     stages = domain.stages
     stages["read"] = read
-    smoothness = np.full(len(names), settings.smoothness)
-    w = weights.falloff_weights(dist, smoothness, settings.max_influences, settings.prune)
+    smoothness = rig.bone_smoothness(arm, names, settings.smoothness)
+    w = addon.core.bind_weights.geodesic_weights(dist, smoothness, None, settings)
     stages.lap("weights")
     rig.write_groups(ob, names, w)
     stages.lap("write")

@@ -215,3 +215,10 @@ def test_max_influences_treats_tied_bones_alike_and_changes_continuously():
     perm = rng.permutation(8)
     assert np.allclose(strongest(raw.copy()[:, perm], 4, 0.0), a[:, perm]), "the order of the bones does not matter"
     assert np.allclose(strongest(np.full((1, 6), 1 / 6), 4, 0.0).sum(), 1.0), "all tied: still weighted"
+
+
+def test_every_vertex_is_a_node_when_the_bones_make_that_little_work_and_at_most_max_nodes_otherwise():
+    pts, tris = polygon_mesh(ELL, 1.0)
+    assert len(Domain.from_mesh(pts, tris, max_nodes=3000, bones=2).nodes) == len(pts)
+    assert len(Domain.from_mesh(pts, tris, max_nodes=3000, bones=geodesic.ALL_NODES_WORK).nodes) <= 3000
+    assert len(Domain.from_mesh(pts, tris, max_nodes=3000).nodes) <= 3000

@@ -24,6 +24,7 @@ from .contour import points_in_edges
 from .errors import VideError
 
 MAX_NODES = 6000  # graph size: bounds the time per bone whatever the mesh density
+ALL_NODES_WORK = 400_000  # vertices times bones up to which every vertex is a node
 NEIGHBOURS = 24  # straight links tried per node
 WINDOW_DEPTH = 3  # triangles a link may cross when every vertex is a node
 CELLS_PER_VERTEX = 4  # clearance grid
@@ -71,8 +72,10 @@ class Domain:
     wedges: tuple = None  # per corner, for leaving a vertex in a direction (made on the first walk)
 
     @classmethod
-    def from_mesh(cls, points, tris, max_nodes=MAX_NODES, neighbours=NEIGHBOURS, links=True):
-        """The mesh's outline, clearance and corners; with `links`, also the graph of thinned nodes."""
+    def from_mesh(cls, points, tris, max_nodes=MAX_NODES, neighbours=NEIGHBOURS, links=True, bones=None):
+        """The mesh's outline, clearance and corners; with `links`, also the graph: every vertex a node when
+        there are at most `max_nodes`, or when the distances from `bones` bones over all of them take little
+        work (ALL_NODES_WORK vertices times bones), else thinned nodes."""
         stages = Stages()
         points = np.asarray(points, float)
         tris = np.asarray(tris, np.int64).reshape(-1, 3)
@@ -94,7 +97,9 @@ class Domain:
         domain._corners()
         domain._adjacency(inverse, counts)
         if links:
-            domain.nodes, domain.spacing = _thin(domain, 0.5 * float(np.abs(area).sum()), max_nodes)
+            used = len(np.unique(tris))
+            budget = max(max_nodes, used if bones is not None and used * bones <= ALL_NODES_WORK else 0)
+            domain.nodes, domain.spacing = _thin(domain, 0.5 * float(np.abs(area).sum()), budget)
             domain.graph = domain._links(neighbours)
         stages.lap("graph")
         return domain
@@ -590,7 +595,7 @@ def _vertex_links(domain, heads, tails, dist):
     return bone[seen], verts[seen], gap[seen]
 
 
-def _from_nodes(domain, node_dist, chunk=4096):
+def _from_nodes(domain, node_dist):
     """Each vertex's distance from the nodes' distances.
 
     Nodes are vertices. Other vertices interpolate linearly inside the triangle of nodes around them
@@ -605,23 +610,18 @@ def _from_nodes(domain, node_dist, chunk=4096):
     if len(rest) == 0:
         return dist
     corners, bary, found = _node_triangles(domain, pts[rest])
-    for lo in range(0, len(rest), chunk):
-        part = slice(lo, lo + chunk)
-        out = dist[rest[part]]
-        w, c = bary[part], corners[part]
-        out[:] = w[:, 0, None] * node_dist[c[:, 0]]
-        out += w[:, 1, None] * node_dist[c[:, 1]]
-        out += w[:, 2, None] * node_dist[c[:, 2]]
-        out[~found[part]] = np.inf
-        dist[rest[part]] = out
+    inside = np.flatnonzero(found)
+    weights = csr_matrix((bary[inside].ravel(), (np.repeat(np.arange(len(inside)), 3), corners[inside].ravel())),
+                         shape=(len(inside), len(domain.nodes)))
+    dist[rest[inside]] = weights @ node_dist
     stepped = rest[~found]
     k = min(VERTEX_LINKS, len(domain.nodes))
     step, near = cKDTree(pts[domain.nodes]).query(pts[stepped], k=k)
-    step, near = step.reshape(len(stepped), k), near.reshape(len(stepped), k)
-    for col in range(k):
-        seen = domain.visible(stepped, domain.nodes[near[:, col]])
-        v = stepped[seen]
-        dist[v] = np.minimum(dist[v], node_dist[near[seen, col]] + step[seen, col, None])
+    step, near = step.reshape(-1), near.reshape(-1)
+    start = np.repeat(stepped, k)
+    seen = np.flatnonzero(domain.visible(start, domain.nodes[near]))
+    via = node_dist[near[seen]] + step[seen, None].astype(np.float32)
+    np.minimum.at(dist, start[seen], via)
     return dist
 
 
