@@ -533,10 +533,12 @@ def bone_distances(domain, heads, tails):
     stages.lap("bone links")
     node_dist = dijkstra(graph, directed=True, indices=m + np.arange(bones))[:, :m].T  # (m, bones)
     stages.lap("dijkstra")
-    dist = _from_nodes(domain, node_dist)
+    dist, taken_from = _from_nodes(domain, node_dist)
     dist[verts, bone] = np.minimum(dist[verts, bone], gap)
     stages.lap("interpolation")
-    bone, verts, gap = _vertex_links(domain, heads, tails, dist)
+    seen_by = csr_matrix((np.ones(int(at_node.sum()), bool), (node_of[verts[at_node]], bone[at_node])),
+                         shape=(m, bones))
+    bone, verts, gap = _vertex_links(domain, heads, tails, dist, taken_from @ seen_by)
     dist[verts, bone] = np.minimum(dist[verts, bone], gap)
     stages.lap("bone links")
     dist = _relax_along_edges(domain, dist)
@@ -580,49 +582,55 @@ def _bone_links(domain, heads, tails):
     return np.concatenate(bone), np.concatenate(verts), np.concatenate(gap), outside
 
 
-def _vertex_links(domain, heads, tails, dist):
+def _vertex_links(domain, heads, tails, dist, candidates):
     """The other vertices within VERTEX_REACH spacings of a bone that see their closest point on it, as
     (bone, vertex, distance) rows: close to a bone the distance field has a kink that interpolation blurs,
-    by less than about a spacing. Vertices whose interpolated distance is further than that from the
-    straight one would take a path round the outline, and those within 0.1% of it gain nothing (where
-    the nodes around see the bone, the field is linear and interpolates exactly): neither is tested."""
-    pool = np.setdiff1d(np.arange(len(domain.points)), domain.nodes)
-    bone, verts, gap, foot = _near_bones(domain, pool, heads, tails, VERTEX_REACH * domain.spacing)
+    by less than about a spacing. Only vertices that took their distance from a node that sees the bone
+    (`candidates`, sparse (vertices, bones)) are tried, and of those neither the ones whose interpolated
+    distance is further than that from the straight one (a path round the outline) nor the ones within 0.1%
+    of it (where the nodes around see the bone the field is linear and interpolates exactly)."""
+    candidates = candidates.tocoo()
+    verts, bone = candidates.row.astype(np.int64), candidates.col.astype(np.int64)
+    gap, foot = segment_distance(domain.points[verts], heads[bone], tails[bone])
     excess = dist[verts, bone] - gap
-    close = ~((excess > 2.0 * domain.spacing) | (excess <= 1e-3 * gap))
+    close = (gap <= VERTEX_REACH * domain.spacing) & ~((excess > 2.0 * domain.spacing) | (excess <= 1e-3 * gap))
     bone, verts, gap, foot = bone[close], verts[close], gap[close], foot[close]
     seen = domain.visible(verts, q=foot)
     return bone[seen], verts[seen], gap[seen]
 
 
 def _from_nodes(domain, node_dist):
-    """Each vertex's distance from the nodes' distances.
+    """Each vertex's distance from the nodes' distances, and which nodes each took it from (sparse
+    (vertices, nodes)).
 
     Nodes are vertices. Other vertices interpolate linearly inside the triangle of nodes around them
     (a Delaunay triangle whose three sides are graph links, so it lies inside the mesh): the distance
     field is smooth, so this is far more accurate than one straight step. Vertices in no such triangle
     (next to the boundary) take the shortest straight step from one of their nearest nodes that they see.
     """
-    pts = domain.points
+    pts, m = domain.points, len(domain.nodes)
     dist = np.full((len(pts), node_dist.shape[1]), np.inf, np.float32)
     dist[domain.nodes] = node_dist
     rest = np.setdiff1d(np.arange(len(pts)), domain.nodes)
     if len(rest) == 0:
-        return dist
+        return dist, csr_matrix((len(pts), m), dtype=bool)
     corners, bary, found = _node_triangles(domain, pts[rest])
     inside = np.flatnonzero(found)
     weights = csr_matrix((bary[inside].ravel(), (np.repeat(np.arange(len(inside)), 3), corners[inside].ravel())),
-                         shape=(len(inside), len(domain.nodes)))
+                         shape=(len(inside), m))
     dist[rest[inside]] = weights @ node_dist
     stepped = rest[~found]
-    k = min(VERTEX_LINKS, len(domain.nodes))
+    k = min(VERTEX_LINKS, m)
     step, near = cKDTree(pts[domain.nodes]).query(pts[stepped], k=k)
-    step, near = step.reshape(-1), near.reshape(-1)
-    start = np.repeat(stepped, k)
-    seen = np.flatnonzero(domain.visible(start, domain.nodes[near]))
-    via = node_dist[near[seen]] + step[seen, None].astype(np.float32)
-    np.minimum.at(dist, start[seen], via)
-    return dist
+    step, near = step.reshape(len(stepped), k), near.reshape(len(stepped), k)
+    seen = domain.visible(np.repeat(stepped, k), domain.nodes[near.ravel()]).reshape(len(stepped), k)
+    for col in range(k):
+        v = stepped[seen[:, col]]
+        dist[v] = np.minimum(dist[v], node_dist[near[seen[:, col], col]] + step[seen[:, col], col, None])
+    rows = np.r_[np.repeat(rest[inside], 3), np.repeat(stepped, k)]
+    taken_from = csr_matrix((np.ones(len(rows), bool), (rows, np.r_[corners[inside].ravel(), near.ravel()])),
+                            shape=(len(pts), m))
+    return dist, taken_from
 
 
 def _node_triangles(domain, queries):
