@@ -593,7 +593,7 @@ def _vertex_links(domain, heads, tails, dist, candidates):
     verts, bone = candidates.row.astype(np.int64), candidates.col.astype(np.int64)
     gap, foot = segment_distance(domain.points[verts], heads[bone], tails[bone])
     excess = dist[verts, bone] - gap
-    close = (gap <= VERTEX_REACH * domain.spacing) & ~((excess > 2.0 * domain.spacing) | (excess <= 1e-3 * gap))
+    close = (gap <= VERTEX_REACH * domain.spacing) & ~((excess > 2.0 * domain.spacing) | (excess <= 1e-2 * gap))
     bone, verts, gap, foot = bone[close], verts[close], gap[close], foot[close]
     seen = domain.visible(verts, q=foot)
     return bone[seen], verts[seen], gap[seen]
