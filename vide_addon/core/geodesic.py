@@ -531,7 +531,8 @@ def bone_distances(domain, heads, tails):
                         (np.r_[g.row, m + bone[at_node]], np.r_[g.col, node_of[verts[at_node]]])),
                        shape=(m + bones, m + bones)).tocsr()
     stages.lap("bone links")
-    node_dist = dijkstra(graph, directed=True, indices=m + np.arange(bones))[:, :m].T  # (m, bones)
+    node_dist = np.ascontiguousarray(dijkstra(graph, directed=True, indices=m + np.arange(bones))[:, :m].T,
+                                     np.float32)  # (m, bones)
     stages.lap("dijkstra")
     dist, taken_from = _from_nodes(domain, node_dist)
     dist[verts, bone] = np.minimum(dist[verts, bone], gap)
@@ -658,18 +659,21 @@ def _relax_along_edges(domain, dist, rounds=64):
     """Vertices that see no node (slivers thinner than the node spacing) take their distance along mesh
     edges from their neighbours."""
     a, b = domain.edges[:, 0], domain.edges[:, 1]
-    length = np.hypot(*(domain.points[b] - domain.points[a]).T)[:, None]
+    todo = np.isinf(dist).all(axis=1)
+    left = int(todo.sum())
     for _ in range(rounds):
-        todo = np.isinf(dist).all(axis=1)
-        if not todo.any():
+        if left == 0:
             break
         sel = todo[a] | todo[b]
-        ea, eb, el = a[sel], b[sel], length[sel]
-        before = dist.copy()
+        ea, eb = a[sel], b[sel]
+        el = np.hypot(*(domain.points[eb] - domain.points[ea]).T)[:, None]
         np.minimum.at(dist, ea, dist[eb] + el)
         np.minimum.at(dist, eb, dist[ea] + el)
-        if np.array_equal(before, dist):
+        rows = np.flatnonzero(todo)
+        todo[rows] = np.isinf(dist[rows]).all(axis=1)
+        if int(todo.sum()) == left:  # nothing more reached
             break
+        left = int(todo.sum())
     return dist
 
 
