@@ -461,8 +461,8 @@ class Clearance:
 
 def _thin(domain, area, max_nodes):
     """Graph nodes and their spacing: every vertex if there are few, else the reflex corners (where
-    shortest paths bend), the boundary about half a spacing apart and the interior one spacing apart, with
-    the spacing wide enough that there are at most `max_nodes` in all."""
+    shortest paths bend) and the boundary and the interior about one spacing apart, with the spacing wide
+    enough that there are at most `max_nodes` in all."""
     used = np.unique(domain.edges)
     if len(used) <= max_nodes:
         return used, max(np.sqrt(area / max(len(used), 1)), 1e-12)
@@ -472,11 +472,11 @@ def _thin(domain, area, max_nodes):
     inner = np.setdiff1d(used, np.flatnonzero(on_boundary))
     a, b = domain.points[domain.boundary[:, 0]], domain.points[domain.boundary[:, 1]]
     outline = float(np.hypot(*(b - a).T).sum())
-    # About area / s² inside and 2 outline / s along the outline: the spacing s that makes them fit.
+    # About area / s² inside and outline / s along the outline: the spacing s that makes them fit.
     room = max(max_nodes - len(reflex), 1)
-    spacing = (outline + np.sqrt(outline**2 + room * area)) / room
+    spacing = (0.5 * outline + np.sqrt(0.25 * outline**2 + room * area)) / room
     while True:
-        nodes = np.unique(np.concatenate([reflex, one_per_cell(domain.points, edge_verts, spacing / 2.0),
+        nodes = np.unique(np.concatenate([reflex, one_per_cell(domain.points, edge_verts, spacing),
                                           one_per_cell(domain.points, inner, spacing)]))
         if len(nodes) <= max_nodes:
             return nodes, spacing
