@@ -2,13 +2,16 @@
 one leg to the other runs up through the hip, never across the gap between them.
 
 Shortest paths inside a polygon are straight lines that bend only at its reflex corners. So the domain is
-a graph over a set of nodes (the mesh's reflex corners, its boundary and its interior, thinned to at most
-`MAX_NODES` so the cost does not grow with the mesh) with straight links to each node's nearest
-neighbours wherever the link stays inside the mesh. With links in many directions, graph distances stay
-within a few percent of the true geodesic (under 1% on average). Each bone is a source linked straight
-to the nodes near it that see it; scipy's Dijkstra spreads its distance over the nodes. Vertices near a
-bone take their distance straight from it; the others interpolate it inside a triangle of linked nodes,
-or step straight from a node they see.
+a graph over nodes with straight links that stay inside the mesh, in many directions, so that graph
+distances stay within a few percent of the true geodesic (under 1% on average). With few vertices, or few
+vertices times bones, every vertex is a node and its links are found without any test: wedges of directions
+carried across up to WINDOW_DEPTH triangles. Otherwise the nodes are thinned to at most `MAX_NODES` (the
+reflex corners, the boundary and the interior about a spacing apart), so the time per bone does not grow
+with the mesh, and each links to its nearest neighbours that it sees. A segment is seen, exactly, when a
+disk of clearance covers it or when walking the triangles it crosses never meets the outline. Each bone is a
+source linked straight to the nodes near it that see it; scipy's Dijkstra spreads its distance over the
+nodes. The other vertices interpolate it inside a triangle of linked nodes, or step straight from a node they
+see, and those near a bone take their distance straight from it where interpolation would blur the kink.
 """
 
 import time
