@@ -100,7 +100,7 @@ class Domain:
         domain._corners()
         domain._adjacency(inverse, counts)
         if links:
-            used = len(np.unique(tris))
+            used = int(np.count_nonzero(domain.star_count))
             budget = max(max_nodes, used if bones is not None and used * bones <= ALL_NODES_WORK else 0)
             domain.nodes, domain.spacing = _thin(domain, 0.5 * float(np.abs(area).sum()), budget)
             domain.graph = domain._links(neighbours)
@@ -155,7 +155,7 @@ class Domain:
 
         (rx, ry), (lx, ly) = unit(side), unit(corner - k + (k + 2) % 3)
         found = [self.edges]
-        for _ in range(depth):
+        for level in range(depth):
             nt = across[side]
             go = nt >= 0
             base, back = 3 * nt[go], across_side[side[go]]  # the same side in nt, from left end to right end
@@ -167,6 +167,8 @@ class Domain:
             in_left = lx * wy - ly * wx < -tol
             seen = in_right & in_left
             found.append(np.stack([apex[seen], w[seen]], axis=1))
+            if level == depth - 1:
+                break
             r = np.maximum(np.hypot(wx, wy), 1e-300)
             wx, wy = wx / r, wy / r
             # Through side (right end, w): the wedge right of w (all of it when w is left of the wedge);
@@ -187,7 +189,7 @@ class Domain:
         m = len(pts)
         node_of = np.full(len(self.points), -1)
         node_of[self.nodes] = np.arange(m)
-        if WINDOW_DEPTH and m == len(np.unique(self.tris)):
+        if WINDOW_DEPTH and m == np.count_nonzero(self.star_count):
             self.stages.lap("graph")
             pairs = node_of[self._window_links(WINDOW_DEPTH)]
             self.stages.lap("visibility")
@@ -443,7 +445,8 @@ class Clearance:
         self.slack = np.sqrt(2.0) * self.cell + 0.5 * float((length / count).max())
 
     def _cells(self, pts):
-        return np.clip(np.floor((pts - self.lo) / self.cell).astype(np.int64), 0, self.shape - 1)
+        ij = np.floor((pts - self.lo) / self.cell).astype(np.int64)
+        return np.minimum(np.maximum(ij, 0, out=ij), self.shape - 1, out=ij)  # np.clip is slower
 
     def at(self, pts):
         """Lower bounds (n,) of the distance from each point (n, 2) to the mesh's boundary (off the grid: at
@@ -466,13 +469,13 @@ def _thin(domain, area, max_nodes):
     """Graph nodes and their spacing: every vertex if there are few, else the reflex corners (where
     shortest paths bend) and the boundary and the interior about one spacing apart, with the spacing wide
     enough that there are at most `max_nodes` in all."""
-    used = np.unique(domain.edges)
+    used = np.flatnonzero(domain.star_count)  # the vertices of some triangle
     if len(used) <= max_nodes:
         return used, max(np.sqrt(area / max(len(used), 1)), 1e-12)
     on_boundary = domain.on_boundary
     reflex = np.flatnonzero(on_boundary & ~(domain.opening <= np.radians(181.0)))
     edge_verts = np.setdiff1d(np.flatnonzero(on_boundary), reflex)
-    inner = np.setdiff1d(used, np.flatnonzero(on_boundary))
+    inner = used[~on_boundary[used]]
     a, b = domain.points[domain.boundary[:, 0]], domain.points[domain.boundary[:, 1]]
     outline = float(np.hypot(*(b - a).T).sum())
     # About area / s² inside and outline / s along the outline: the spacing s that makes them fit.
