@@ -438,22 +438,29 @@ class Clearance:
         samples = a[edge] + t[:, None] * (b - a)[edge]
         self.shape = np.floor(extent / self.cell).astype(np.int64) + 1
         free = np.ones(self.shape, bool)
-        free[tuple(self._cells(samples).T)] = False
+        free[tuple(self._cells(samples)[0].T)] = False
         self.grid = ndimage.distance_transform_edt(free) * self.cell
         # A point and a sample each lie within half a cell diagonal of their cell centres; samples are at
         # most half a piece from their edge.
         self.slack = np.sqrt(2.0) * self.cell + 0.5 * float((length / count).max())
 
     def _cells(self, pts):
+        """Each point's cell, and whether it lies off the grid (it is then given the nearest cell)."""
         ij = np.floor((pts - self.lo) / self.cell).astype(np.int64)
-        return np.minimum(np.maximum(ij, 0, out=ij), self.shape - 1, out=ij)  # np.clip is slower
+        off = ((ij < 0) | (ij >= self.shape)).any(axis=1)
+        if off.any():
+            ij[off] = np.minimum(np.maximum(ij[off], 0), self.shape - 1)
+        return ij, off
 
     def at(self, pts):
         """Lower bounds (n,) of the distance from each point (n, 2) to the mesh's boundary (off the grid: at
         the nearest cell, less the way there)."""
-        ij = self._cells(pts)
-        off = np.hypot(*np.maximum(np.maximum(self.lo - pts, pts - (self.lo + self.shape * self.cell)), 0.0).T)
-        return np.maximum(self.grid[ij[:, 0], ij[:, 1]] - self.slack - off, 0.0)
+        ij, off = self._cells(pts)
+        c = self.grid[ij[:, 0], ij[:, 1]] - self.slack
+        if off.any():
+            far = pts[off]
+            c[off] -= np.hypot(*np.maximum(np.maximum(self.lo - far, far - (self.lo + self.shape * self.cell)), 0.0).T)
+        return np.maximum(c, 0.0, out=c)
 
     def covers(self, p, q, samples=6):
         """Whether the disks of clearance at points along each segment p-q cover it (so it is inside,
