@@ -3,15 +3,17 @@ one leg to the other runs up through the hip, never across the gap between them.
 
 Shortest paths inside a polygon are straight lines that bend only at its reflex corners. So the domain is
 a graph over nodes with straight links that stay inside the mesh, in many directions, so that graph
-distances stay within a few percent of the true geodesic (under 1% on average). With few vertices, or few
-vertices times bones, every vertex is a node and its links are found without any test: wedges of directions
-carried across up to WINDOW_DEPTH triangles. Otherwise the nodes are thinned to at most `MAX_NODES` (the
-reflex corners, the boundary and the interior about a spacing apart), so the time per bone does not grow
-with the mesh, and each links to its nearest neighbours that it sees. A segment is seen, exactly, when a
-disk of clearance covers it or when walking the triangles it crosses never meets the outline. Each bone is a
-source linked straight to the nodes near it that see it; scipy's Dijkstra spreads its distance over the
-nodes. The other vertices interpolate it inside a triangle of linked nodes, or step straight from a node they
-see, and those near a bone take their distance straight from it where interpolation would blur the kink.
+distances stay within a few percent of the true geodesic (under 1% on average). The links join nodes that
+see each other across up to WINDOW_DEPTH triangles, found without any visibility test: wedges of directions
+carried from triangle to triangle. With few vertices, or few vertices times bones, every vertex is a node
+and the triangles are the mesh's. Otherwise the nodes are thinned to at most `MAX_NODES` (the reflex
+corners, the boundary and the interior about a spacing apart), so the time per bone does not grow with the
+mesh, and the triangles are their Delaunay triangles that lie inside the mesh. Whether a segment lies inside
+is known exactly: disks of clearance cover it, or walking the triangles it crosses never meets the outline.
+Each bone is a source linked straight to the nodes near it that see it; scipy's Dijkstra spreads its
+distance over the nodes. The other vertices interpolate it inside a triangle of nodes, or step straight
+from a node they see, and those near a bone take their distance straight from it where interpolation would
+blur the kink.
 """
 
 import time
@@ -28,7 +30,6 @@ from .errors import VideError
 
 MAX_NODES = 6000  # graph size: bounds the time per bone whatever the mesh density
 ALL_NODES_WORK = 400_000  # vertices times bones up to which every vertex is a node
-NEIGHBOURS = 24  # straight links tried per node
 WINDOW_DEPTH = 3  # triangles a link may cross when every vertex is a node
 CELLS_PER_VERTEX = 4  # clearance grid
 VERTEX_LINKS = 8  # nodes each vertex looks at
@@ -72,10 +73,11 @@ class Domain:
     across_side: np.ndarray = None
     star: csr_matrix = None  # (n, 3t): the corners (3 * triangle + corner) at each vertex
     star_count: np.ndarray = None  # (n,) corners at each vertex
+    coarse: tuple = None  # the Delaunay triangulation of thinned nodes, and which of its triangles are inside
     wedges: tuple = None  # per corner, for leaving a vertex in a direction (made on the first walk)
 
     @classmethod
-    def from_mesh(cls, points, tris, max_nodes=MAX_NODES, neighbours=NEIGHBOURS, links=True, bones=None):
+    def from_mesh(cls, points, tris, max_nodes=MAX_NODES, links=True, bones=None):
         """The mesh's outline, clearance and corners; with `links`, also the graph: every vertex a node when
         there are at most `max_nodes`, or when the distances from `bones` bones over all of them take little
         work (ALL_NODES_WORK vertices times bones), else thinned nodes."""
@@ -85,25 +87,23 @@ class Domain:
         a, b, c = (points[tris[:, i]] for i in range(3))
         area = np.cross(b - a, c - a)
         tris = np.where((area < 0)[:, None], tris[:, [0, 2, 1]], tris)  # all counter-clockwise
-        n = len(points)
-        directed = np.concatenate([tris[:, [0, 1]], tris[:, [1, 2]], tris[:, [2, 0]]])  # side k of t: row k t + t
-        key = directed.min(axis=1) * n + directed.max(axis=1)
-        _keys, first, inverse, counts = np.unique(key, return_index=True, return_inverse=True,
-                                                  return_counts=True)
-        edges = directed[first]
-        boundary = directed[counts[inverse] == 1]
+        edges, boundary, across, across_side = _sides(tris, len(points))
         if len(boundary) == 0:
             raise VideError("it has no outline (every edge joins two faces): VIDE weights flat cutout meshes.")
         clear = Clearance(points, points[boundary[:, 0]], points[boundary[:, 1]])
-        domain = cls(points, edges, boundary, clear, clear.at(points), stages=stages, tris=tris)
+        domain = cls(points, edges, boundary, clear, clear.at(points), stages=stages, tris=tris, across=across,
+                     across_side=across_side)
         domain.tolerance = 1e-6 * float(np.ptp(points, axis=0).max())
         domain._corners()
-        domain._adjacency(inverse, counts)
+        corners = tris.ravel()
+        domain.star = csr_matrix((np.ones(len(corners), bool), (corners, np.arange(len(corners)))),
+                                 shape=(len(points), len(corners)))
+        domain.star_count = np.diff(domain.star.indptr)
         if links:
             used = int(np.count_nonzero(domain.star_count))
             budget = max(max_nodes, used if bones is not None and used * bones <= ALL_NODES_WORK else 0)
             domain.nodes, domain.spacing = _thin(domain, 0.5 * float(np.abs(area).sum()), budget)
-            domain.graph = domain._links(neighbours)
+            domain.graph = domain._links()
         stages.lap("graph")
         return domain
 
@@ -122,91 +122,57 @@ class Domain:
         self.to_next = self.points[nxt] - self.points
         self.opening = np.where(simple, _ccw_angle(self.to_next, self.points[prv] - self.points), np.nan)
 
-    def _adjacency(self, inverse, counts):
-        """Which triangle lies across each side, and the corners at each vertex, for walking segments."""
-        t = len(self.tris)
-        rows = np.arange(3 * t)
-        # The two sides on one edge: each is the other's row, from the sum of both rows.
-        total = np.bincount(inverse, weights=rows).astype(np.int64)
-        other = np.where(counts[inverse] == 2, total[inverse] - rows, -1)
-        self.across = np.where(other >= 0, other % t, -1).reshape(3, t).T
-        self.across_side = np.where(other >= 0, other // t, -1).reshape(3, t).T
-        corners = self.tris.ravel()
-        self.star = csr_matrix((np.ones(len(corners), bool), (corners, np.arange(len(corners)))),
-                               shape=(len(self.points), len(corners)))
-        self.star_count = np.diff(self.star.indptr)
-
-    def _window_links(self, depth):
-        """Every pair of vertices that see each other across at most `depth` triangles, found without a
-        visibility test: from each corner, the wedge of directions through the opposite side is carried
-        from triangle to triangle across the sides it meets, split at each vertex inside it (which it sees)
-        and stopped at the outline."""
-        x, y, flat, tol = self.points[:, 0], self.points[:, 1], self.tris.ravel(), self.tolerance
-        across, across_side = self.across.ravel(), self.across_side.ravel()
-        corner = np.arange(len(flat))
-        k = corner % 3
-        apex = flat[corner]
-        side = corner - k + (k + 1) % 3  # 3 t + k: from its right end to its left end, seen from the apex
-
-        def unit(to):
-            dx, dy = x[flat[to]] - x[apex], y[flat[to]] - y[apex]
-            r = np.maximum(np.hypot(dx, dy), 1e-300)
-            return dx / r, dy / r
-
-        (rx, ry), (lx, ly) = unit(side), unit(corner - k + (k + 2) % 3)
-        found = [self.edges]
-        for level in range(depth):
-            nt = across[side]
-            go = nt >= 0
-            base, back = 3 * nt[go], across_side[side[go]]  # the same side in nt, from left end to right end
-            apex, rx, ry, lx, ly = apex[go], rx[go], ry[go], lx[go], ly[go]
-            k1, k2 = base + (back + 1) % 3, base + (back + 2) % 3
-            w = flat[k2]
-            wx, wy = x[w] - x[apex], y[w] - y[apex]
-            in_right = rx * wy - ry * wx > tol
-            in_left = lx * wy - ly * wx < -tol
-            seen = in_right & in_left
-            found.append(np.stack([apex[seen], w[seen]], axis=1))
-            if level == depth - 1:
-                break
-            r = np.maximum(np.hypot(wx, wy), 1e-300)
-            wx, wy = wx / r, wy / r
-            # Through side (right end, w): the wedge right of w (all of it when w is left of the wedge);
-            # through side (w, left end): the rest.
-            first, second = seen | ~in_left, seen | ~in_right
-            side = np.concatenate([k1[first], k2[second]])
-            apex = np.concatenate([apex[first], apex[second]])
-            lx = np.concatenate([np.where(seen, wx, lx)[first], lx[second]])
-            ly = np.concatenate([np.where(seen, wy, ly)[first], ly[second]])
-            rx = np.concatenate([rx[first], np.where(seen, wx, rx)[second]])
-            ry = np.concatenate([ry[first], np.where(seen, wy, ry)[second]])
-        pairs = np.vstack(found)
-        return unique_pairs(pairs[:, 0], pairs[:, 1], len(self.points))
-
-    def _links(self, neighbours):
-        """Symmetric graph of straight, inside links between each node and its nearest nodes."""
-        pts = self.points[self.nodes]
-        m = len(pts)
+    def _links(self):
+        """Symmetric graph of straight, inside links between the nodes: the edges, and links across up to
+        WINDOW_DEPTH triangles, of the mesh when every vertex is a node, else of the coarse mesh of nodes."""
+        m = len(self.nodes)
         node_of = np.full(len(self.points), -1)
         node_of[self.nodes] = np.arange(m)
-        if WINDOW_DEPTH and m == np.count_nonzero(self.star_count):
+        if m == np.count_nonzero(self.star_count):
             self.stages.lap("graph")
-            pairs = node_of[self._window_links(WINDOW_DEPTH)]
-            self.stages.lap("visibility")
+            wedges = node_of[_wedge_links(self.points, self.tris, self.across, self.across_side, WINDOW_DEPTH,
+                                          self.tolerance)]
+            pairs = np.vstack([node_of[self.edges], wedges])
         else:
-            k = min(neighbours + 1, m)
-            _d, nn = cKDTree(pts).query(pts, k=k)
-            pairs = unique_pairs(np.repeat(np.arange(m), k - 1), nn.reshape(m, k)[:, 1:].ravel(), m)
-            self.stages.lap("graph")
-            pairs = pairs[self.visible(self.nodes[pairs[:, 0]], self.nodes[pairs[:, 1]])]
-            self.stages.lap("visibility")
-        mesh = node_of[self.edges]
-        pairs = np.vstack([pairs, mesh[(mesh >= 0).all(axis=1)]])  # mesh edges lie inside by definition
+            sides, tris = self._coarse_mesh()
+            _edges, _boundary, across, across_side = _sides(tris, m)
+            wedges = _wedge_links(self.points[self.nodes], tris, across, across_side, WINDOW_DEPTH, self.tolerance)
+            pairs = np.vstack([sides, wedges])
+        self.stages.lap("visibility")
         pairs = unique_pairs(pairs[:, 0], pairs[:, 1], m)
+        pts = self.points[self.nodes]
         length = np.hypot(*(pts[pairs[:, 1]] - pts[pairs[:, 0]]).T)
         rows = np.concatenate([pairs[:, 0], pairs[:, 1]])
         cols = np.concatenate([pairs[:, 1], pairs[:, 0]])
         return coo_matrix((np.concatenate([length, length]), (rows, cols)), shape=(m, m)).tocsr()
+
+    def _coarse_mesh(self):
+        """The Delaunay triangles of the nodes that lie inside the mesh (counter-clockwise): their sides are
+        inside and no outline vertex lies inside them. Returns the sides found inside (pairs of node numbers)
+        and those triangles, and keeps the triangulation and which of its triangles are inside."""
+        pts = self.points[self.nodes]
+        m = len(pts)
+        tri = Delaunay(pts)
+        s = tri.simplices
+        key = np.sort(np.stack([s[:, [0, 1]], s[:, [1, 2]], s[:, [2, 0]]], axis=1), axis=2) @ [m, 1]  # (t, 3)
+        sides = np.unique(key)
+        self.stages.lap("graph")
+        seen = self.visible(self.nodes[sides // m], self.nodes[sides % m])
+        ok = seen[np.searchsorted(sides, key)].all(axis=1)
+        is_node = np.zeros(len(self.points), bool)
+        is_node[self.nodes] = True
+        outline = self.points[self.on_boundary & ~is_node]
+        holder = tri.find_simplex(outline)
+        outline, holder = outline[holder >= 0], holder[holder >= 0]
+        t = tri.transform[holder]
+        lam = np.einsum("nij,nj->ni", t[:, :2], outline - t[:, 2])
+        strictly = (lam > 1e-7).all(axis=1) & (lam.sum(axis=1) < 1.0 - 1e-7)
+        ok[holder[strictly]] = False
+        self.coarse = (tri, ok)
+        tris = s[ok]
+        a, b, c = (pts[tris[:, i]] for i in range(3))
+        tris = np.where((np.cross(b - a, c - a) < 0)[:, None], tris[:, [0, 2, 1]], tris)
+        return np.stack([sides[seen] // m, sides[seen] % m], axis=1), tris
 
     def visible(self, i, j=None, q=None):
         """Whether the segment from vertex i to vertex j (or to the point q) stays inside the mesh."""
@@ -369,6 +335,71 @@ class Domain:
         """Even-odd test of points against the mesh boundary."""
         a, b = self.points[self.boundary[:, 0]], self.points[self.boundary[:, 1]]
         return points_in_edges(np.asarray(pts, float), a, b)
+
+
+def _sides(tris, n):
+    """The edges of triangles (t, 3) over n vertices, the boundary edges (directed with their triangle on the
+    left), and which triangle lies across each side (side k runs from corner k to corner k + 1; -1: none)
+    and which of its sides that is."""
+    t = len(tris)
+    directed = np.concatenate([tris[:, [0, 1]], tris[:, [1, 2]], tris[:, [2, 0]]])  # side k of t: row k t + t
+    key = directed.min(axis=1) * n + directed.max(axis=1)
+    _keys, first, inverse, counts = np.unique(key, return_index=True, return_inverse=True, return_counts=True)
+    rows = np.arange(3 * t)
+    # The two sides on one edge: each is the other's row, from the sum of both rows.
+    total = np.bincount(inverse, weights=rows).astype(np.int64)
+    other = np.where(counts[inverse] == 2, total[inverse] - rows, -1)
+    across = np.where(other >= 0, other % t, -1).reshape(3, t).T
+    across_side = np.where(other >= 0, other // t, -1).reshape(3, t).T
+    return directed[first], directed[counts[inverse] == 1], across, across_side
+
+
+def _wedge_links(points, tris, across, across_side, depth, tol):
+    """Every pair of vertices that see each other across at most `depth` triangles (besides the edges),
+    found without a visibility test: from each corner, the wedge of directions through the opposite side is
+    carried from triangle to triangle across the sides it meets, split at each vertex inside it (which it
+    sees) and stopped at the outline."""
+    x, y, flat = points[:, 0], points[:, 1], tris.ravel()
+    across, across_side = across.ravel(), across_side.ravel()
+    corner = np.arange(len(flat))
+    k = corner % 3
+    apex = flat[corner]
+    side = corner - k + (k + 1) % 3  # 3 t + k: from its right end to its left end, seen from the apex
+
+    def unit(to):
+        dx, dy = x[flat[to]] - x[apex], y[flat[to]] - y[apex]
+        r = np.maximum(np.hypot(dx, dy), 1e-300)
+        return dx / r, dy / r
+
+    (rx, ry), (lx, ly) = unit(side), unit(corner - k + (k + 2) % 3)
+    found = []
+    for level in range(depth):
+        nt = across[side]
+        go = nt >= 0
+        base, back = 3 * nt[go], across_side[side[go]]  # the same side in nt, from left end to right end
+        apex, rx, ry, lx, ly = apex[go], rx[go], ry[go], lx[go], ly[go]
+        k1, k2 = base + (back + 1) % 3, base + (back + 2) % 3
+        w = flat[k2]
+        wx, wy = x[w] - x[apex], y[w] - y[apex]
+        in_right = rx * wy - ry * wx > tol
+        in_left = lx * wy - ly * wx < -tol
+        seen = in_right & in_left
+        found.append(np.stack([apex[seen], w[seen]], axis=1))
+        if level == depth - 1:
+            break
+        r = np.maximum(np.hypot(wx, wy), 1e-300)
+        wx, wy = wx / r, wy / r
+        # Through side (right end, w): the wedge right of w (all of it when w is left of the wedge);
+        # through side (w, left end): the rest.
+        first, second = seen | ~in_left, seen | ~in_right
+        side = np.concatenate([k1[first], k2[second]])
+        apex = np.concatenate([apex[first], apex[second]])
+        lx = np.concatenate([np.where(seen, wx, lx)[first], lx[second]])
+        ly = np.concatenate([np.where(seen, wy, ly)[first], ly[second]])
+        rx = np.concatenate([rx[first], np.where(seen, wx, rx)[second]])
+        ry = np.concatenate([ry[first], np.where(seen, wy, ry)[second]])
+    pairs = np.vstack(found) if found else np.empty((0, 2), np.int64)
+    return unique_pairs(pairs[:, 0], pairs[:, 1], len(points))
 
 
 def unique_pairs(i, j, m):
@@ -648,20 +679,12 @@ def _from_nodes(domain, node_dist):
 
 
 def _node_triangles(domain, queries):
-    """For each query point: the three nodes of the linked Delaunay triangle of nodes that holds it, its
-    barycentric coordinates there, and whether there is one."""
-    nodes = domain.points[domain.nodes]
-    tri = Delaunay(nodes)
+    """For each query point: the three nodes of the Delaunay triangle of nodes inside the mesh that holds it,
+    its barycentric coordinates there, and whether there is one."""
+    tri, inside = domain.coarse
     simplex = tri.find_simplex(queries)
-    m = len(nodes)
-    g = domain.graph.tocoo()
-    links = unique_pairs(g.row, g.col, m) @ [m, 1]  # sorted keys
-    s = tri.simplices
-    sides = np.stack([s[:, [0, 1]], s[:, [1, 2]], s[:, [2, 0]]], axis=1)
-    key = sides.min(axis=2) * m + sides.max(axis=2)
-    linked = (links[np.minimum(np.searchsorted(links, key), len(links) - 1)] == key).all(axis=1)
-    found = (simplex >= 0) & linked[np.maximum(simplex, 0)]
-    corners = s[np.maximum(simplex, 0)]
+    found = (simplex >= 0) & inside[np.maximum(simplex, 0)]
+    corners = tri.simplices[np.maximum(simplex, 0)]
     t = tri.transform[np.maximum(simplex, 0)]
     lam = np.einsum("nij,nj->ni", t[:, :2], queries - t[:, 2])
     bary = np.column_stack([lam, 1.0 - lam.sum(axis=1)]).astype(np.float32)
