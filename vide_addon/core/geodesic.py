@@ -164,9 +164,13 @@ class Domain:
         outline = self.points[self.on_boundary & ~is_node]
         holder = tri.find_simplex(outline)
         outline, holder = outline[holder >= 0], holder[holder >= 0]
-        t = tri.transform[holder]
-        lam = np.einsum("nij,nj->ni", t[:, :2], outline - t[:, 2])
-        strictly = (lam > 1e-7).all(axis=1) & (lam.sum(axis=1) < 1.0 - 1e-7)
+        corner = pts[s[holder]]  # (k, 3, 2)
+        # Further than the rounding tolerance inside all three sides (one within it counts as on the side,
+        # as it does for the walk).
+        strictly = np.ones(len(holder), bool)
+        for i in range(3):
+            a, b = corner[:, i], corner[:, (i + 1) % 3]
+            strictly &= np.abs(_cross(b - a, outline - a)) > self.tolerance * np.hypot(*(b - a).T)
         ok[holder[strictly]] = False
         self.coarse = (tri, ok)
         tris = s[ok]
