@@ -688,11 +688,29 @@ def _node_triangles(domain, queries):
     tri, inside = domain.coarse
     simplex = tri.find_simplex(queries)
     found = (simplex >= 0) & inside[np.maximum(simplex, 0)]
+    # A point on the side of a triangle inside (an outline vertex between two outline nodes) may have been
+    # given the triangle outside it: take the one inside, within a rounding.
+    for k in range(3):
+        miss = np.flatnonzero(~found & (simplex >= 0))
+        other = tri.neighbors[simplex[miss], k]
+        near = other >= 0
+        miss, other = miss[near], other[near]
+        other, miss = other[inside[other]], miss[inside[other]]
+        lam = _barycentric(tri, other, queries[miss])
+        on = (lam >= -1e-6).all(axis=1)
+        simplex[miss[on]] = other[on]
+        found[miss[on]] = True
     corners = tri.simplices[np.maximum(simplex, 0)]
-    t = tri.transform[np.maximum(simplex, 0)]
+    bary = np.maximum(_barycentric(tri, np.maximum(simplex, 0), queries), 0.0)
+    bary /= bary.sum(axis=1, keepdims=True)
+    return corners, bary.astype(np.float32), found
+
+
+def _barycentric(tri, simplex, queries):
+    """Barycentric coordinates (n, 3) of each query in its triangle of the Delaunay triangulation `tri`."""
+    t = tri.transform[simplex]
     lam = np.einsum("nij,nj->ni", t[:, :2], queries - t[:, 2])
-    bary = np.column_stack([lam, 1.0 - lam.sum(axis=1)]).astype(np.float32)
-    return corners, bary, found
+    return np.column_stack([lam, 1.0 - lam.sum(axis=1)])
 
 
 def _relax_along_edges(domain, dist, rounds=64):
