@@ -235,3 +235,83 @@ def test_every_bind_setting_takes_its_default_from_the_core_and_reaches_the_core
     for name in fields:
         expected = {"joint_pull": 0.25, "method": 'MESHFREE', "max_influences": 3}.get(name, getattr(defaults, name))
         assert getattr(changed, name) == pytest.approx(expected), name
+
+
+def grid_object(name, collection):
+    """A 40 x 30 vertex grid mesh object linked into `collection`, with a 'paint' group (locked) on a few
+    vertices and a colour attribute made active."""
+    xx, yy = np.mgrid[0:40, 0:30]
+    verts = np.stack([xx.ravel(), yy.ravel(), np.zeros(xx.size)], axis=1)
+    idx = np.arange(40 * 30).reshape(40, 30)
+    faces = np.stack([idx[:-1, :-1], idx[1:, :-1], idx[1:, 1:], idx[:-1, 1:]], axis=-1).reshape(-1, 4)
+    me = bpy.data.meshes.new(name)
+    me.from_pydata(verts.tolist(), [], faces.tolist())
+    ob = bpy.data.objects.new(name, me)
+    collection.objects.link(ob)
+    paint = ob.vertex_groups.new(name="paint")
+    paint.add([0, 1, 2], 0.5, 'REPLACE')
+    paint.lock_weight = True
+    me.attributes.active = me.attributes.new("tint", 'FLOAT_COLOR', 'POINT')
+    return ob
+
+
+def groups_as_written(ob):
+    """Everything a write may change: group names in order, the active group, each vertex's (group, weight)
+    list in its stored order, the mesh's attributes and its active one."""
+    attributes = ob.data.attributes
+    return ([g.name for g in ob.vertex_groups], ob.vertex_groups.active_index,
+            [[(g.group, g.weight) for g in v.groups] for v in ob.data.vertices],
+            sorted(attributes.keys()), attributes.active.name)
+
+
+def test_bulk_weight_write_matches_vertex_group_add_and_leaves_the_objects_state_alone(scene, vide, monkeypatch):
+    """The bulk write (one attribute per bone, converted by Blender) stores exactly what VertexGroup.add per entry
+    stores, replaces only the bones' groups, and leaves the object where it was: collections, selection, active
+    object, visibility."""
+    rig = vide.vide_addon.bridge.rig
+    extra = bpy.data.collections.new("extra")
+    scene.collection.children.link(extra)
+    bulk, single = grid_object("bulk", scene.collection), grid_object("single", scene.collection)
+    extra.objects.link(bulk)
+    other = bpy.data.objects.new("other", None)
+    scene.collection.objects.link(other)
+    select_only(bulk)
+    single.select_set(True)
+    other.hide_set(True)
+    n = len(bulk.data.vertices)
+    rng = np.random.default_rng(7)
+    names = ["position", "UVMap", "leg.L", "paint.001", "vide_weights_0"]  # names Blender itself uses, or ours
+    for ob in (bulk, single):  # an earlier bind: stale groups of bone names, one locked, the order mixed
+        for name in names[2::-1]:
+            old = ob.vertex_groups.new(name=name)
+            old.add(list(range(0, n, 3)), 0.25, 'REPLACE')
+        ob.vertex_groups[name].lock_weight = True
+    w = rng.random((n, len(names))) * (rng.random((n, len(names))) < 0.5)
+    w[::7, 1] = 1.0
+    w[::11, 3] = 1.0 + 1e-9  # clamped to 1 as VertexGroup.add clamps
+    w[:, 4] = 0.0  # a group with no vertex
+    calls, real = [], rig._ops
+
+    class Counted:  # the operator call the bulk write makes, counted
+        def __getattr__(self, attr):
+            calls.append(attr)
+            return getattr(real, attr)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(rig, "_ops", Counted())
+        state = [(ob.users_collection, ob.select_get(), ob.hide_get(), ob.visible_get()) for ob in (bulk, other)]
+        rig.write_groups(bulk, names, w)
+        assert [(ob.users_collection, ob.select_get(), ob.hide_get(), ob.visible_get())
+                for ob in (bulk, other)] == state
+        assert bpy.context.view_layer.objects.active == bulk
+        assert calls == ["call"] * len(names), "every group went the bulk way"
+    with monkeypatch.context() as patch:
+        patch.setattr(rig, "_ops", None)  # VertexGroup.add per entry, the fall-back
+        rig.write_groups(single, names, w)
+    assert groups_as_written(bulk) == groups_as_written(single)
+    names_in_order, active, _entries, attributes, active_attribute = groups_as_written(bulk)
+    assert names_in_order == ["paint"] + names and active == len(names)
+    assert active_attribute == "tint" and "vide_weights_1" not in attributes
+    assert bulk.vertex_groups["paint"].lock_weight
+    got = bone_weights(bulk, names)
+    assert np.array_equal(got, np.minimum(w, 1.0).astype(np.float32)), "weights as given, in single precision"
