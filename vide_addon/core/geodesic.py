@@ -30,7 +30,7 @@ from .errors import VideError
 
 MAX_NODES = 6000  # graph size: bounds the time per bone whatever the mesh density
 ALL_NODES_WORK = 400_000  # vertices times bones up to which every vertex is a node
-WINDOW_DEPTH = 3  # triangles a link may cross when every vertex is a node
+WINDOW_DEPTH = 3  # triangles a link may cross (of the mesh, or of the coarse mesh of thinned nodes)
 CELLS_PER_VERTEX = 4  # clearance grid
 VERTEX_LINKS = 8  # nodes each vertex looks at
 BONE_REACH = 6.0  # in node spacings: nodes this close to a bone take their distance straight from it
@@ -606,7 +606,7 @@ def _near_bones(domain, pool, heads, tails, reach):
     t = (np.arange(pieces.sum()) - np.repeat(np.cumsum(pieces) - pieces, pieces) + 0.5) / pieces[bone]
     centres = heads[bone] + t[:, None] * (tails - heads)[bone]
     near = cKDTree(domain.points[pool]).query_ball_point(centres, (0.5 * length / pieces + reach)[bone])
-    found = pool[np.concatenate([np.asarray(v, np.int64) for v in near])]
+    found = pool[np.concatenate([np.empty(0, np.int64)] + [np.asarray(v, np.int64) for v in near])]
     key = np.unique(np.repeat(bone, [len(v) for v in near]) * len(domain.points) + found)
     bone, verts = np.divmod(key, len(domain.points))
     gap, foot = segment_distance(domain.points[verts], heads[bone], tails[bone])
@@ -636,8 +636,8 @@ def _vertex_links(domain, heads, tails, dist, candidates):
     (bone, vertex, distance) rows: close to a bone the distance field has a kink that interpolation blurs,
     by less than about a spacing. Only vertices that took their distance from a node that sees the bone
     (`candidates`, sparse (vertices, bones)) are tried, and of those neither the ones whose interpolated
-    distance is further than that from the straight one (a path round the outline) nor the ones within 0.1%
-    of it (where the nodes around see the bone the field is linear and interpolates exactly)."""
+    distance is further than that from the straight one (a path round the outline) nor the ones within 1% of
+    it (where the nodes around see the bone the field is linear and interpolates exactly)."""
     candidates = candidates.tocoo()
     verts, bone = candidates.row.astype(np.int64), candidates.col.astype(np.int64)
     gap, foot = segment_distance(domain.points[verts], heads[bone], tails[bone])
@@ -653,8 +653,8 @@ def _from_nodes(domain, node_dist):
     (vertices, nodes)).
 
     Nodes are vertices. Other vertices interpolate linearly inside the triangle of nodes around them
-    (a Delaunay triangle whose three sides are graph links, so it lies inside the mesh): the distance
-    field is smooth, so this is far more accurate than one straight step. Vertices in no such triangle
+    (a Delaunay triangle of nodes that lies inside the mesh): the distance field is smooth, so this is far
+    more accurate than one straight step. Vertices in no such triangle
     (next to the boundary) take the shortest straight step from one of their nearest nodes that they see.
     """
     pts, m = domain.points, len(domain.nodes)
