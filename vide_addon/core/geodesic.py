@@ -359,7 +359,7 @@ def _sides(tris, n):
 
 
 def _wedge_links(points, tris, across, across_side, depth, tol):
-    """Every pair of vertices that see each other across at most `depth` triangles (besides the edges),
+    """The pairs of vertices that see each other across at most `depth` triangles (besides the edges),
     found without a visibility test: from each corner, the wedge of directions through the opposite side is
     carried from triangle to triangle across the sides it meets, split at each vertex inside it (which it
     sees) and stopped at the outline."""
@@ -402,8 +402,7 @@ def _wedge_links(points, tris, across, across_side, depth, tol):
         ly = np.concatenate([np.where(seen, wy, ly)[first], ly[second]])
         rx = np.concatenate([rx[first], np.where(seen, wx, rx)[second]])
         ry = np.concatenate([ry[first], np.where(seen, wy, ry)[second]])
-    pairs = np.vstack(found) if found else np.empty((0, 2), np.int64)
-    return unique_pairs(pairs[:, 0], pairs[:, 1], len(points))
+    return np.vstack(found) if found else np.empty((0, 2), np.int64)  # each pair from both ends, mostly
 
 
 def unique_pairs(i, j, m):
