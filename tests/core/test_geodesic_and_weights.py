@@ -222,3 +222,14 @@ def test_every_vertex_is_a_node_when_the_bones_make_that_little_work_and_at_most
     assert len(Domain.from_mesh(pts, tris, max_nodes=3000, bones=2).nodes) == len(pts)
     assert len(Domain.from_mesh(pts, tris, max_nodes=3000, bones=geodesic.ALL_NODES_WORK).nodes) <= 3000
     assert len(Domain.from_mesh(pts, tris, max_nodes=3000).nodes) <= 3000
+
+
+def test_a_loose_vertex_in_no_triangle_takes_its_straight_distance_to_the_nearest_bone():
+    pts, tris = polygon_mesh(ELL, 4.0)
+    pts = np.vstack([pts, [[200.0, 200.0]]])  # in no triangle: every vertex of a triangle is still a node
+    head, tail = np.array([[20.0, 100.0]]), np.array([[20.0, 60.0]])
+    domain = Domain.from_mesh(pts, tris)
+    assert len(domain.nodes) == len(pts) - 1
+    dist, _ = bone_distances(domain, head, tail)
+    assert np.isfinite(dist).all()
+    assert np.isclose(dist[-1, 0], np.hypot(180.0, 100.0))

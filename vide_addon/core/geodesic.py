@@ -684,6 +684,9 @@ def _from_nodes(domain, node_dist):
 def _node_triangles(domain, queries):
     """For each query point: the three nodes of the Delaunay triangle of nodes inside the mesh that holds it,
     its barycentric coordinates there, and whether there is one."""
+    if domain.coarse is None:  # every vertex of a triangle is a node: the queries lie in none
+        none = np.zeros(len(queries), np.int64)
+        return np.zeros((len(queries), 3), np.int64), np.zeros((len(queries), 3), np.float32), none.astype(bool)
     tri, inside = domain.coarse
     simplex = tri.find_simplex(queries)
     found = (simplex >= 0) & inside[np.maximum(simplex, 0)]
