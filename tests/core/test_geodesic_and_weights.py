@@ -217,11 +217,14 @@ def test_max_influences_treats_tied_bones_alike_and_changes_continuously():
     assert np.allclose(strongest(np.full((1, 6), 1 / 6), 4, 0.0).sum(), 1.0), "all tied: still weighted"
 
 
-def test_every_vertex_is_a_node_when_the_bones_make_that_little_work_and_at_most_max_nodes_otherwise():
+def test_every_vertex_is_a_node_when_there_are_few_and_few_bones_and_at_most_max_nodes_otherwise():
     pts, tris = polygon_mesh(ELL, 1.0)
     assert len(Domain.from_mesh(pts, tris, max_nodes=3000, bones=2).nodes) == len(pts)
     assert len(Domain.from_mesh(pts, tris, max_nodes=3000, bones=geodesic.ALL_NODES_WORK).nodes) <= 3000
     assert len(Domain.from_mesh(pts, tris, max_nodes=3000).nodes) <= 3000
+    big, big_tris = polygon_mesh(LEGS, 0.45)
+    assert len(big) > geodesic.ALL_NODES_MAX
+    assert len(Domain.from_mesh(big, big_tris, bones=1).nodes) <= geodesic.MAX_NODES
 
 
 def test_a_loose_vertex_in_no_triangle_takes_its_straight_distance_to_the_nearest_bone():

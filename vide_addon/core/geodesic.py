@@ -29,7 +29,8 @@ from .contour import points_in_edges
 from .errors import VideError
 
 MAX_NODES = 6000  # graph size: bounds the time per bone whatever the mesh density
-ALL_NODES_WORK = 400_000  # vertices times bones up to which every vertex is a node
+ALL_NODES_WORK = 400_000  # vertices times bones up to which every vertex is a node,
+ALL_NODES_MAX = 40_000  # when there are at most this many (the links of many more take longer than thinning)
 WINDOW_DEPTH = 3  # triangles a link may cross (of the mesh, or of the coarse mesh of thinned nodes)
 CELLS_PER_VERTEX = 4  # clearance grid
 VERTEX_LINKS = 8  # nodes each vertex looks at
@@ -80,7 +81,7 @@ class Domain:
     def from_mesh(cls, points, tris, max_nodes=MAX_NODES, links=True, bones=None):
         """The mesh's outline, clearance and corners; with `links`, also the graph: every vertex a node when
         there are at most `max_nodes`, or when the distances from `bones` bones over all of them take little
-        work (ALL_NODES_WORK vertices times bones), else thinned nodes."""
+        work (ALL_NODES_WORK vertices times bones, ALL_NODES_MAX vertices), else thinned nodes."""
         stages = Stages()
         points = np.asarray(points, float)
         tris = np.asarray(tris, np.int64).reshape(-1, 3)
@@ -101,7 +102,8 @@ class Domain:
         domain.star_count = np.diff(domain.star.indptr)
         if links:
             used = int(np.count_nonzero(domain.star_count))
-            budget = max(max_nodes, used if bones is not None and used * bones <= ALL_NODES_WORK else 0)
+            cheap = bones is not None and used * bones <= ALL_NODES_WORK and used <= ALL_NODES_MAX
+            budget = max(max_nodes, used if cheap else 0)
             domain.nodes, domain.spacing = _thin(domain, 0.5 * float(np.abs(area).sum()), budget)
             domain.graph = domain._links()
         stages.lap("graph")
