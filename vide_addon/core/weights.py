@@ -64,9 +64,8 @@ def strongest(w, max_influences=MAX_INFLUENCES, prune=PRUNE):
     _normalize(w)
     if prune > 0.0:
         top = w.argmax(axis=1)
-        flat = w.reshape(-1)
-        kept = np.flatnonzero(flat)  # a few per row
-        flat[kept] *= np.minimum(np.maximum(flat[kept] / prune - 1.0, 0.0), 1.0)
+        kept = np.nonzero(w)  # a few per row
+        w[kept] *= np.minimum(np.maximum(w[kept] / prune - 1.0, 0.0), 1.0)
         empty = np.flatnonzero(w.sum(axis=1) == 0)
         w[empty, top[empty]] = 1.0
     _normalize(w)
