@@ -2,15 +2,21 @@
 one leg to the other runs up through the hip, never across the gap between them.
 
 Shortest paths inside a polygon are straight lines that bend only at its reflex corners. So the domain is
-a graph over a set of nodes (the mesh's reflex corners, its boundary and its interior, thinned to at most
-`MAX_NODES` so the cost does not grow with the mesh) with straight links to each node's nearest
-neighbours wherever the link stays inside the mesh. With links in many directions, graph distances stay
-within a few percent of the true geodesic (under 1% on average). Each bone is a source linked straight
-to the nodes near it that see it; scipy's Dijkstra spreads its distance over the nodes. Vertices near a
-bone take their distance straight from it; the others interpolate it inside a triangle of linked nodes,
-or step straight from a node they see.
+a graph over nodes with straight links that stay inside the mesh, in many directions, so that graph
+distances stay within a few percent of the true geodesic (under 1% on average). The links join nodes that
+see each other across up to WINDOW_DEPTH triangles, found without any visibility test: wedges of directions
+carried from triangle to triangle. With few vertices, or few vertices times bones, every vertex is a node
+and the triangles are the mesh's. Otherwise the nodes are thinned to at most `MAX_NODES` (the reflex
+corners, the boundary and the interior about a spacing apart), so the time per bone does not grow with the
+mesh, and the triangles are their Delaunay triangles that lie inside the mesh. Whether a segment lies inside
+is known exactly: disks of clearance cover it, or walking the triangles it crosses never meets the outline.
+Each bone is a source linked straight to the nodes near it that see it; scipy's Dijkstra spreads its
+distance over the nodes. The other vertices interpolate it inside a triangle of nodes, or step straight
+from a node they see, and those near a bone take their distance straight from it where interpolation would
+blur the kink.
 """
 
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,10 +29,27 @@ from .contour import points_in_edges
 from .errors import VideError
 
 MAX_NODES = 6000  # graph size: bounds the time per bone whatever the mesh density
-NEIGHBOURS = 24  # straight links tried per node
+ALL_NODES_WORK = 400_000  # vertices times bones up to which every vertex is a node,
+ALL_NODES_MAX = 40_000  # when there are at most this many (the links of many more take longer than thinning)
+WINDOW_DEPTH = 3  # triangles a link may cross (of the mesh, or of the coarse mesh of thinned nodes)
+CELLS_PER_VERTEX = 4  # clearance grid
 VERTEX_LINKS = 8  # nodes each vertex looks at
 BONE_REACH = 6.0  # in node spacings: nodes this close to a bone take their distance straight from it
 VERTEX_REACH = 3.0  # in node spacings: and so do vertices this close
+
+
+class Stages(dict):
+    """Seconds spent in each stage, added up by name: what the benchmark prints, so the slowest shows."""
+
+    def __init__(self):
+        super().__init__()
+        self.last = time.perf_counter()
+
+    def lap(self, name):
+        """Charges the time since the last lap to `name`."""
+        now = time.perf_counter()
+        self[name] = self.get(name, 0.0) + now - self.last
+        self.last = now
 
 
 @dataclass
@@ -45,31 +68,45 @@ class Domain:
     spacing: float = 1.0  # typical distance between neighbouring nodes
     tolerance: float = 0.0  # lengths below this are rounding (float32 vertices)
     graph: csr_matrix = None  # (nodes, nodes) link lengths
+    stages: Stages = None
+    tris: np.ndarray = None  # (t, 3) counter-clockwise; side k runs from corner k to corner k + 1
+    across: np.ndarray = None  # (t, 3) the triangle across each side (-1: none), and its side there
+    across_side: np.ndarray = None
+    star: csr_matrix = None  # (n, 3t): the corners (3 * triangle + corner) at each vertex
+    star_count: np.ndarray = None  # (n,) corners at each vertex
+    coarse: tuple = None  # the Delaunay triangulation of thinned nodes, and which of its triangles are inside
+    wedges: tuple = None  # per corner, for leaving a vertex in a direction (made on the first walk)
 
     @classmethod
-    def from_mesh(cls, points, tris, max_nodes=MAX_NODES, neighbours=NEIGHBOURS, links=True):
-        """The mesh's outline, clearance and corners; with `links`, also the graph of thinned nodes."""
+    def from_mesh(cls, points, tris, max_nodes=MAX_NODES, links=True, bones=None):
+        """The mesh's outline, clearance and corners; with `links`, also the graph: every vertex a node when
+        there are at most `max_nodes`, or when the distances from `bones` bones over all of them take little
+        work (ALL_NODES_WORK vertices times bones, ALL_NODES_MAX vertices), else thinned nodes."""
+        stages = Stages()
         points = np.asarray(points, float)
         tris = np.asarray(tris, np.int64).reshape(-1, 3)
         a, b, c = (points[tris[:, i]] for i in range(3))
         area = np.cross(b - a, c - a)
         tris = np.where((area < 0)[:, None], tris[:, [0, 2, 1]], tris)  # all counter-clockwise
-        n = len(points)
-        directed = np.concatenate([tris[:, [0, 1]], tris[:, [1, 2]], tris[:, [2, 0]]])
-        key = directed.min(axis=1) * n + directed.max(axis=1)
-        _keys, first, inverse, counts = np.unique(key, return_index=True, return_inverse=True,
-                                                  return_counts=True)
-        edges = directed[first]
-        boundary = directed[counts[inverse] == 1]
+        edges, boundary, across, across_side = _sides(tris, len(points))
         if len(boundary) == 0:
             raise VideError("it has no outline (every edge joins two faces): VIDE weights flat cutout meshes.")
         clear = Clearance(points, points[boundary[:, 0]], points[boundary[:, 1]])
-        domain = cls(points, edges, boundary, clear, clear.at(points))
+        domain = cls(points, edges, boundary, clear, clear.at(points), stages=stages, tris=tris, across=across,
+                     across_side=across_side)
         domain.tolerance = 1e-6 * float(np.ptp(points, axis=0).max())
         domain._corners()
+        corners = tris.ravel()
+        domain.star = csr_matrix((np.ones(len(corners), bool), (corners, np.arange(len(corners)))),
+                                 shape=(len(points), len(corners)))
+        domain.star_count = np.diff(domain.star.indptr)
         if links:
-            domain.nodes, domain.spacing = _thin(domain, 0.5 * float(np.abs(area).sum()), max_nodes)
-            domain.graph = domain._links(neighbours)
+            used = int(np.count_nonzero(domain.star_count))
+            cheap = bones is not None and used * bones <= ALL_NODES_WORK and used <= ALL_NODES_MAX
+            budget = max(max_nodes, used if cheap else 0)
+            domain.nodes, domain.spacing = _thin(domain, 0.5 * float(np.abs(area).sum()), budget)
+            domain.graph = domain._links()
+        stages.lap("graph")
         return domain
 
     def _corners(self):
@@ -87,24 +124,61 @@ class Domain:
         self.to_next = self.points[nxt] - self.points
         self.opening = np.where(simple, _ccw_angle(self.to_next, self.points[prv] - self.points), np.nan)
 
-    def _links(self, neighbours):
-        """Symmetric graph of straight, inside links between each node and its nearest nodes."""
-        pts = self.points[self.nodes]
-        m = len(pts)
-        k = min(neighbours + 1, m)
-        _d, nn = cKDTree(pts).query(pts, k=k)
-        pairs = np.stack([np.repeat(np.arange(m), k - 1), nn.reshape(m, k)[:, 1:].ravel()], axis=1)
-        pairs = np.unique(np.sort(pairs, axis=1), axis=0)
-        pairs = pairs[self.visible(self.nodes[pairs[:, 0]], self.nodes[pairs[:, 1]])]
+    def _links(self):
+        """Symmetric graph of straight, inside links between the nodes: the edges, and links across up to
+        WINDOW_DEPTH triangles, of the mesh when every vertex is a node, else of the coarse mesh of nodes."""
+        m = len(self.nodes)
         node_of = np.full(len(self.points), -1)
         node_of[self.nodes] = np.arange(m)
-        mesh = node_of[self.edges]
-        pairs = np.vstack([pairs, mesh[(mesh >= 0).all(axis=1)]])  # mesh edges lie inside by definition
-        pairs = np.unique(np.sort(pairs, axis=1), axis=0)
+        if m == np.count_nonzero(self.star_count):
+            self.stages.lap("graph")
+            wedges = node_of[_wedge_links(self.points, self.tris, self.across, self.across_side, WINDOW_DEPTH,
+                                          self.tolerance)]
+            pairs = np.vstack([node_of[self.edges], wedges])
+        else:
+            sides, tris = self._coarse_mesh()
+            _edges, _boundary, across, across_side = _sides(tris, m)
+            wedges = _wedge_links(self.points[self.nodes], tris, across, across_side, WINDOW_DEPTH, self.tolerance)
+            pairs = np.vstack([sides, wedges])
+        self.stages.lap("visibility")
+        pairs = unique_pairs(pairs[:, 0], pairs[:, 1], m)
+        pts = self.points[self.nodes]
         length = np.hypot(*(pts[pairs[:, 1]] - pts[pairs[:, 0]]).T)
         rows = np.concatenate([pairs[:, 0], pairs[:, 1]])
         cols = np.concatenate([pairs[:, 1], pairs[:, 0]])
         return coo_matrix((np.concatenate([length, length]), (rows, cols)), shape=(m, m)).tocsr()
+
+    def _coarse_mesh(self):
+        """The Delaunay triangles of the nodes that lie inside the mesh (counter-clockwise): their sides are
+        inside and no outline vertex lies inside them. Returns the sides found inside (pairs of node numbers)
+        and those triangles, and keeps the triangulation and which of its triangles are inside."""
+        pts = self.points[self.nodes]
+        m = len(pts)
+        tri = Delaunay(pts)
+        s = tri.simplices
+        key = np.sort(np.stack([s[:, [0, 1]], s[:, [1, 2]], s[:, [2, 0]]], axis=1), axis=2) @ [m, 1]  # (t, 3)
+        sides = np.unique(key)
+        self.stages.lap("graph")
+        seen = self.visible(self.nodes[sides // m], self.nodes[sides % m])
+        ok = seen[np.searchsorted(sides, key)].all(axis=1)
+        is_node = np.zeros(len(self.points), bool)
+        is_node[self.nodes] = True
+        outline = self.points[self.on_boundary & ~is_node]
+        holder = tri.find_simplex(outline)
+        outline, holder = outline[holder >= 0], holder[holder >= 0]
+        corner = pts[s[holder]]  # (k, 3, 2)
+        # Further than the rounding tolerance inside all three sides (one within it counts as on the side,
+        # as it does for the walk).
+        strictly = np.ones(len(holder), bool)
+        for i in range(3):
+            a, b = corner[:, i], corner[:, (i + 1) % 3]
+            strictly &= np.abs(_cross(b - a, outline - a)) > self.tolerance * np.hypot(*(b - a).T)
+        ok[holder[strictly]] = False
+        self.coarse = (tri, ok)
+        tris = s[ok]
+        a, b, c = (pts[tris[:, i]] for i in range(3))
+        tris = np.where((np.cross(b - a, c - a) < 0)[:, None], tris[:, [0, 2, 1]], tris)
+        return np.stack([sides[seen] // m, sides[seen] % m], axis=1), tris
 
     def visible(self, i, j=None, q=None):
         """Whether the segment from vertex i to vertex j (or to the point q) stays inside the mesh."""
@@ -112,16 +186,122 @@ class Domain:
         if q is None:
             q, cq = self.points[j], self.clearance[j]
         else:
-            j, cq = np.full(len(i), -1), np.zeros(len(q))
-        # The disks of clearance around both ends lie inside the mesh; if they cover the segment, it does.
+            j, cq = np.full(len(i), -1), self.clear.at(q)
+        # The disks of clearance around both ends hold no boundary; if they cover the segment, it is inside.
         ok = np.hypot(*(q - p).T) <= self.clearance[i] + cq
         rest = np.flatnonzero(~ok)
         if len(rest):
             ok[rest] = self.clear.covers(p[rest], q[rest])
             rest = rest[~ok[rest]]
         if len(rest):
-            ok[rest] = self.exactly_visible(p[rest], q[rest], i[rest], j[rest])
+            # Within the disk at q the segment is inside: only the part from p to the disk is walked.
+            d = p[rest] - q[rest]
+            length = np.hypot(*d.T)
+            short = 0.999 * np.minimum(cq[rest], length)
+            cut = short > self.tolerance
+            end = q[rest] + d * (short / np.maximum(length, 1e-300))[:, None]
+            ok[rest] = self.walk(i[rest], end, np.where(cut, -1, j[rest]))
         return ok
+
+    def walk(self, i, q, j, max_steps=100000):
+        """Whether the segment from vertex i to the point q (vertex j, or -1) stays inside the mesh: walked
+        from triangle to triangle across the sides it crosses, and on from any vertex it runs through (within
+        the rounding tolerance); blocked where it would cross the outline or leave the mesh at a vertex. Exact,
+        and its cost grows only with the triangles the segment crosses."""
+        pts, flat, tol = self.points, self.tris.ravel(), self.tolerance
+        across, across_side = self.across.ravel(), self.across_side.ravel()
+        p = pts[i]
+        d = q - p
+        length = np.hypot(*d.T)
+        unit = d / np.maximum(length, 1e-300)[:, None]
+        ok = length <= tol
+        # Queries at a vertex (start, or passed through exactly), and queries in a triangle about to cross
+        # its side k (3 t + k in `side`).
+        at_q, at_v = np.flatnonzero(~ok), i[~ok]
+        in_q = side = np.empty(0, np.int64)
+        for _ in range(max_steps):
+            if len(at_q):
+                seen, go_q, go_side, at_q, at_v = self._leave_vertex(at_q, at_v, p, q, j, unit)
+                ok[seen] = True
+                in_q, side = np.concatenate([in_q, go_q]), np.concatenate([side, go_side])
+            if len(in_q) == 0:
+                if len(at_q) == 0:
+                    break
+                continue
+            nt = across[side]
+            inner = nt >= 0  # crossing the outline blocks
+            in_q, base, back = in_q[inner], 3 * nt[inner], across_side[side[inner]]
+            k1, k2 = (back + 1) % 3, (back + 2) % 3
+            v, u, w = flat[base + back], flat[base + k1], flat[base + k2]
+            pw = pts[w]
+            lw = _cross(unit[in_q], pw - p[in_q])
+            target = j[in_q]
+            arrive = w == target
+            point = np.flatnonzero(target < 0)
+            if len(point):  # a point target inside the new triangle (v, u, w): left of sides u-w and w-v
+                qp = q[in_q[point]]
+                arrive[point] = _left_of(pts[u[point]], pw[point], qp, tol) & _left_of(pw[point], pts[v[point]],
+                                                                                     qp, tol)
+            ok[in_q[arrive]] = True
+            through = ~arrive & (np.abs(lw) <= tol)
+            if through.any():
+                at_q, at_v = np.concatenate([at_q, in_q[through]]), np.concatenate([at_v, w[through]])
+            step = ~arrive & ~through
+            in_q = in_q[step]
+            side = base[step] + np.where(lw[step] > 0, k1[step], k2[step])
+        return ok
+
+    def _leave_vertex(self, qs, a, p, q, j, unit):
+        """From vertex a[k] towards q[qs[k]]: the queries that arrive within a triangle at a (visible), those
+        that go into a triangle (query, side to cross as 3 triangle + side), and those that run exactly
+        through a neighbouring vertex (query, vertex). Any other runs out of the mesh here."""
+        pts, tol = self.points, self.tolerance
+        if self.wedges is None:
+            self._wedges()
+        start, opening, after, before = self.wedges
+        # The corner at a whose wedge holds the direction (or, if none does, the nearest one).
+        lo, count = self.star.indptr[a], self.star_count[a]
+        row = np.repeat(np.arange(len(a)), count)
+        corner = self.star.indices[np.repeat(lo - np.cumsum(count) + count, count) + np.arange(len(row))]
+        if len(row) == 0:
+            none = np.empty(0, np.int64)
+            return none, none, none, none, none
+        turn = np.mod(_pseudo_angle(unit[qs])[row] - start[corner], 4.0)
+        miss = np.maximum(turn - opening[corner], 0.0)
+        miss = np.minimum(miss, 4.0 - turn)
+        has = np.flatnonzero(count > 0)
+        first = np.cumsum(count)[has] - count[has]
+        best = np.minimum.reduceat(miss, first)
+        pick = np.flatnonzero(miss == np.repeat(best, count[has]))
+        pick = pick[np.r_[True, row[pick][1:] != row[pick][:-1]]]
+        c, query = corner[pick], qs[row[pick]]
+        u, v = after[c], before[c]
+        pa, dq, target = pts[a[row[pick]]], unit[query], j[query]
+        to_u, to_v = pts[u] - pa, pts[v] - pa
+        lu, lv = _cross(dq, to_u), _cross(dq, to_v)
+        arrive = (target == u) | (target == v)
+        point = np.flatnonzero(target < 0)
+        arrive[point] = (lu[point] <= tol) & (lv[point] >= -tol) & _left_of(pts[u[point]], pts[v[point]],
+                                                                         q[query[point]], tol)
+        into = ~arrive & (lu < -tol) & (lv > tol)
+        ahead_u = (np.abs(lu) <= tol) & ((dq * to_u).sum(axis=1) > 0)
+        ahead_v = (np.abs(lv) <= tol) & ((dq * to_v).sum(axis=1) > 0)
+        via = ~arrive & ~into & (ahead_u | ahead_v)
+        k = c % 3
+        return (query[arrive], query[into], (c - k + (k + 1) % 3)[into], query[via],
+                np.where(ahead_u, u, v)[via])
+
+    def _wedges(self):
+        """Per corner (3 triangle + corner): the direction from its vertex along the next side and how far
+        the triangle opens from there counter-clockwise (as pseudo-angles), and the vertices that follow it
+        and precede it."""
+        flat = self.tris.ravel()
+        k = np.arange(len(flat)) % 3
+        base = np.arange(len(flat)) - k
+        after, before = flat[base + (k + 1) % 3], flat[base + (k + 2) % 3]
+        start = _pseudo_angle(self.points[after] - self.points[flat])
+        opening = np.mod(_pseudo_angle(self.points[before] - self.points[flat]) - start, 4.0)
+        self.wedges = (start, opening, after, before)
 
     def exactly_visible(self, p, q, ip, iq):
         """The segment leaves each boundary vertex at its ends into the mesh, and touches no boundary
@@ -163,6 +343,93 @@ class Domain:
         return points_in_edges(np.asarray(pts, float), a, b)
 
 
+def _sides(tris, n):
+    """The edges of triangles (t, 3) over n vertices, the boundary edges (directed with their triangle on the
+    left), and which triangle lies across each side (side k runs from corner k to corner k + 1; -1: none)
+    and which of its sides that is."""
+    t = len(tris)
+    directed = np.concatenate([tris[:, [0, 1]], tris[:, [1, 2]], tris[:, [2, 0]]])  # side k of t: row k t + t
+    key = directed.min(axis=1) * n + directed.max(axis=1)
+    _keys, first, inverse, counts = np.unique(key, return_index=True, return_inverse=True, return_counts=True)
+    rows = np.arange(3 * t)
+    # The two sides on one edge: each is the other's row, from the sum of both rows.
+    total = np.bincount(inverse, weights=rows).astype(np.int64)
+    other = np.where(counts[inverse] == 2, total[inverse] - rows, -1)
+    across = np.where(other >= 0, other % t, -1).reshape(3, t).T
+    across_side = np.where(other >= 0, other // t, -1).reshape(3, t).T
+    return directed[first], directed[counts[inverse] == 1], across, across_side
+
+
+def _wedge_links(points, tris, across, across_side, depth, tol):
+    """The pairs of vertices that see each other across at most `depth` triangles (besides the edges),
+    found without a visibility test: from each corner, the wedge of directions through the opposite side is
+    carried from triangle to triangle across the sides it meets, split at each vertex inside it (which it
+    sees) and stopped at the outline."""
+    x, y, flat = points[:, 0], points[:, 1], tris.ravel()
+    across, across_side = across.ravel(), across_side.ravel()
+    corner = np.arange(len(flat))
+    k = corner % 3
+    apex = flat[corner]
+    side = corner - k + (k + 1) % 3  # 3 t + k: from its right end to its left end, seen from the apex
+
+    def unit(to):
+        dx, dy = x[flat[to]] - x[apex], y[flat[to]] - y[apex]
+        r = np.maximum(np.hypot(dx, dy), 1e-300)
+        return dx / r, dy / r
+
+    (rx, ry), (lx, ly) = unit(side), unit(corner - k + (k + 2) % 3)
+    found = []
+    for level in range(depth):
+        nt = across[side]
+        go = nt >= 0
+        base, back = 3 * nt[go], across_side[side[go]]  # the same side in nt, from left end to right end
+        apex, rx, ry, lx, ly = apex[go], rx[go], ry[go], lx[go], ly[go]
+        k1, k2 = base + (back + 1) % 3, base + (back + 2) % 3
+        w = flat[k2]
+        wx, wy = x[w] - x[apex], y[w] - y[apex]
+        in_right = rx * wy - ry * wx > tol
+        in_left = lx * wy - ly * wx < -tol
+        seen = in_right & in_left
+        found.append(np.stack([apex[seen], w[seen]], axis=1))
+        if level == depth - 1:
+            break
+        r = np.maximum(np.hypot(wx, wy), 1e-300)
+        wx, wy = wx / r, wy / r
+        # Through side (right end, w): the wedge right of w (all of it when w is left of the wedge);
+        # through side (w, left end): the rest.
+        first, second = seen | ~in_left, seen | ~in_right
+        side = np.concatenate([k1[first], k2[second]])
+        apex = np.concatenate([apex[first], apex[second]])
+        lx = np.concatenate([np.where(seen, wx, lx)[first], lx[second]])
+        ly = np.concatenate([np.where(seen, wy, ly)[first], ly[second]])
+        rx = np.concatenate([rx[first], np.where(seen, wx, rx)[second]])
+        ry = np.concatenate([ry[first], np.where(seen, wy, ry)[second]])
+    return np.vstack(found) if found else np.empty((0, 2), np.int64)  # each pair from both ends, mostly
+
+
+def unique_pairs(i, j, m):
+    """The distinct unordered pairs (k, 2) among i[k]-j[k], indices below m, smaller first."""
+    key = np.unique(np.minimum(i, j) * m + np.maximum(i, j))
+    return np.stack([key // m, key % m], axis=1)
+
+
+def _cross(u, v):
+    """z of the cross product of rows of u and v: positive where v turns left of u."""
+    return u[:, 0] * v[:, 1] - u[:, 1] * v[:, 0]
+
+
+def _left_of(a, b, x, tol):
+    """Whether each point x lies left of the line a-b, or within tol of it."""
+    return _cross(b - a, x - a) >= -tol * np.hypot(*(b - a).T)
+
+
+def _pseudo_angle(d):
+    """A cheap stand-in for the direction angle of each row of d, in [0, 4), increasing with the angle."""
+    x, y = d[:, 0], d[:, 1]
+    r = x / np.maximum(np.abs(x) + np.abs(y), 1e-300)
+    return np.where(y >= 0, 1.0 - r, 3.0 + r)
+
+
 def _ccw_angle(u, v):
     """Counter-clockwise angle from u to v, in [0, 2 pi)."""
     turn = np.arctan2(u[:, 0] * v[:, 1] - u[:, 1] * v[:, 0], np.einsum("ij,ij->i", u, v))
@@ -198,26 +465,38 @@ class Clearance:
         length = np.hypot(*(b - a).T)
         self.lo = points.min(axis=0)
         extent = points.max(axis=0) - self.lo
-        self.cell = max(float(np.median(length)) / 2.0, float(extent.max()) / max_cells, 1e-12)
+        # Cells about half a boundary edge, but no more than a few per vertex nor 2048 along a side.
+        per_vertex = np.sqrt(float(np.prod(extent)) / (CELLS_PER_VERTEX * len(points)))
+        self.cell = max(float(np.median(length)) / 2.0, float(extent.max()) / max_cells, per_vertex, 1e-12)
         count = np.maximum(np.ceil(length / self.cell).astype(np.int64), 1)
         edge = np.repeat(np.arange(len(a)), count)
         t = (np.arange(count.sum()) - np.repeat(np.cumsum(count) - count, count)) / count[edge]
         samples = a[edge] + t[:, None] * (b - a)[edge]
         self.shape = np.floor(extent / self.cell).astype(np.int64) + 1
         free = np.ones(self.shape, bool)
-        free[tuple(self._cells(samples).T)] = False
+        free[tuple(self._cells(samples)[0].T)] = False
         self.grid = ndimage.distance_transform_edt(free) * self.cell
         # A point and a sample each lie within half a cell diagonal of their cell centres; samples are at
         # most half a piece from their edge.
         self.slack = np.sqrt(2.0) * self.cell + 0.5 * float((length / count).max())
 
     def _cells(self, pts):
-        return np.clip(np.floor((pts - self.lo) / self.cell).astype(np.int64), 0, self.shape - 1)
+        """Each point's cell, and whether it lies off the grid (it is then given the nearest cell)."""
+        ij = np.floor((pts - self.lo) / self.cell).astype(np.int64)
+        off = ((ij < 0) | (ij >= self.shape)).any(axis=1)
+        if off.any():
+            ij[off] = np.minimum(np.maximum(ij[off], 0), self.shape - 1)
+        return ij, off
 
     def at(self, pts):
-        """Lower bounds (n,) of the distance from each point (n, 2) inside the mesh to its boundary."""
-        ij = self._cells(pts)
-        return np.maximum(self.grid[ij[:, 0], ij[:, 1]] - self.slack, 0.0)
+        """Lower bounds (n,) of the distance from each point (n, 2) to the mesh's boundary (off the grid: at
+        the nearest cell, less the way there)."""
+        ij, off = self._cells(pts)
+        c = self.grid[ij[:, 0], ij[:, 1]] - self.slack
+        if off.any():
+            far = pts[off]
+            c[off] -= np.hypot(*np.maximum(np.maximum(self.lo - far, far - (self.lo + self.shape * self.cell)), 0.0).T)
+        return np.maximum(c, 0.0, out=c)
 
     def covers(self, p, q, samples=6):
         """Whether the disks of clearance at points along each segment p-q cover it (so it is inside,
@@ -231,18 +510,26 @@ class Clearance:
 
 def _thin(domain, area, max_nodes):
     """Graph nodes and their spacing: every vertex if there are few, else the reflex corners (where
-    shortest paths bend), the boundary about half a spacing apart and the interior one spacing apart."""
-    used = np.unique(domain.edges)
+    shortest paths bend) and the boundary and the interior about one spacing apart, with the spacing wide
+    enough that there are at most `max_nodes` in all."""
+    used = np.flatnonzero(domain.star_count)  # the vertices of some triangle
     if len(used) <= max_nodes:
         return used, max(np.sqrt(area / max(len(used), 1)), 1e-12)
-    spacing = np.sqrt(area / (0.75 * max_nodes))
     on_boundary = domain.on_boundary
     reflex = np.flatnonzero(on_boundary & ~(domain.opening <= np.radians(181.0)))
     edge_verts = np.setdiff1d(np.flatnonzero(on_boundary), reflex)
-    inner = np.setdiff1d(used, np.flatnonzero(on_boundary))
-    nodes = [reflex, one_per_cell(domain.points, edge_verts, spacing / 2.0),
-             one_per_cell(domain.points, inner, spacing)]
-    return np.unique(np.concatenate(nodes)), spacing
+    inner = used[~on_boundary[used]]
+    a, b = domain.points[domain.boundary[:, 0]], domain.points[domain.boundary[:, 1]]
+    outline = float(np.hypot(*(b - a).T).sum())
+    # About area / s² inside and outline / s along the outline: the spacing s that makes them fit.
+    room = max(max_nodes - len(reflex), 1)
+    spacing = (0.5 * outline + np.sqrt(0.25 * outline**2 + room * area)) / room
+    while True:
+        nodes = np.unique(np.concatenate([reflex, one_per_cell(domain.points, edge_verts, spacing),
+                                          one_per_cell(domain.points, inner, spacing)]))
+        if len(nodes) <= max_nodes:
+            return nodes, spacing
+        spacing *= 1.1
 
 
 def one_per_cell(points, idx, cell):
@@ -281,121 +568,174 @@ def bone_distances(domain, heads, tails):
     """
     heads, tails = np.asarray(heads, float), np.asarray(tails, float)
     m, bones = len(domain.nodes), len(heads)
-    tree = cKDTree(domain.points)
-    is_node = np.zeros(len(domain.points), bool)
-    is_node[domain.nodes] = True
-    direct = [_bone_links(domain, tree, is_node, h, t) for h, t in zip(heads, tails)]
-    # Graph: the nodes, then one source per bone, linked to the nodes among its direct vertices.
+    stages = domain.stages
+    stages.last = time.perf_counter()
+    bone, verts, gap, outside = _bone_links(domain, heads, tails)
+    # Graph: the nodes, then one source per bone, linked to the nodes that see it.
     node_of = np.full(len(domain.points), -1)
     node_of[domain.nodes] = np.arange(m)
+    at_node = node_of[verts] >= 0
     g = domain.graph.tocoo()
-    rows, cols, data = [g.row], [g.col], [g.data]
-    for bone, (verts, gap, _outside) in enumerate(direct):
-        at_node = node_of[verts] >= 0
-        rows.append(np.full(int(at_node.sum()), m + bone))
-        cols.append(node_of[verts[at_node]])
-        data.append(gap[at_node])
-    graph = coo_matrix((np.concatenate(data), (np.concatenate(rows), np.concatenate(cols))),
+    graph = coo_matrix((np.r_[g.data, gap[at_node]],
+                        (np.r_[g.row, m + bone[at_node]], np.r_[g.col, node_of[verts[at_node]]])),
                        shape=(m + bones, m + bones)).tocsr()
-    node_dist = dijkstra(graph, directed=True, indices=m + np.arange(bones))[:, :m].T  # (m, bones)
-    dist = _from_nodes(domain, node_dist)
-    for bone, (verts, gap, _outside) in enumerate(direct):
-        dist[verts, bone] = np.minimum(dist[verts, bone], gap)
+    stages.lap("bone links")
+    node_dist = np.ascontiguousarray(dijkstra(graph, directed=True, indices=m + np.arange(bones))[:, :m].T,
+                                     np.float32)  # (m, bones)
+    stages.lap("dijkstra")
+    dist, taken_from = _from_nodes(domain, node_dist)
+    dist[verts, bone] = np.minimum(dist[verts, bone], gap)
+    stages.lap("interpolation")
+    seen_by = csr_matrix((np.ones(int(at_node.sum()), bool), (node_of[verts[at_node]], bone[at_node])),
+                         shape=(m, bones))
+    bone, verts, gap = _vertex_links(domain, heads, tails, dist, taken_from @ seen_by)
+    dist[verts, bone] = np.minimum(dist[verts, bone], gap)
+    stages.lap("bone links")
     dist = _relax_along_edges(domain, dist)
     _reach_islands(domain, dist, heads, tails)
-    return dist, np.array([outside for _v, _g, outside in direct], bool)
+    stages.lap("interpolation")
+    return dist, outside
 
 
-def _bone_links(domain, tree, is_node, head, tail):
-    """Vertices that take their distance straight from the bone (nodes within BONE_REACH spacings, any
-    vertex within VERTEX_REACH), those distances, and whether the bone lies wholly outside (or sees no
-    vertex). Close to a bone the distance field has a kink that interpolation would blur."""
-    radius = BONE_REACH * domain.spacing
-    centre, half = 0.5 * (head + tail), 0.5 * float(np.hypot(*(tail - head)))
-    verts = np.asarray(tree.query_ball_point(centre, half + radius), np.int64)
-    gap, foot = segment_distance(domain.points[verts], head, tail)
-    keep = (gap <= VERTEX_REACH * domain.spacing) | (is_node[verts] & (gap <= radius))
-    verts, gap, foot = verts[keep], gap[keep], foot[keep]
+def _near_bones(domain, pool, heads, tails, reach):
+    """(bone, vertex, distance, closest point on the bone) for the vertices of `pool` within `reach` of a
+    bone: found around points along each bone, `reach` or less apart, so the search covers little more
+    than the band around it."""
+    length = np.hypot(*(tails - heads).T)
+    pieces = np.maximum(np.ceil(length / reach), 1).astype(np.int64)
+    bone = np.repeat(np.arange(len(heads)), pieces)
+    t = (np.arange(pieces.sum()) - np.repeat(np.cumsum(pieces) - pieces, pieces) + 0.5) / pieces[bone]
+    centres = heads[bone] + t[:, None] * (tails - heads)[bone]
+    near = cKDTree(domain.points[pool]).query_ball_point(centres, (0.5 * length / pieces + reach)[bone])
+    found = pool[np.concatenate([np.empty(0, np.int64)] + [np.asarray(v, np.int64) for v in near])]
+    key = np.unique(np.repeat(bone, [len(v) for v in near]) * len(domain.points) + found)
+    bone, verts = np.divmod(key, len(domain.points))
+    gap, foot = segment_distance(domain.points[verts], heads[bone], tails[bone])
+    keep = gap <= reach
+    return bone[keep], verts[keep], gap[keep], foot[keep]
+
+
+def _bone_links(domain, heads, tails):
+    """The nodes within BONE_REACH spacings of a bone that see their closest point on it, as (bone, vertex,
+    distance) rows, and per bone whether it lies wholly outside (sees no node): it then starts from the
+    vertices nearest to it."""
+    bone, verts, gap, foot = _near_bones(domain, domain.nodes, heads, tails, BONE_REACH * domain.spacing)
     seen = domain.visible(verts, q=foot)
-    if seen.any():
-        return verts[seen], gap[seen], False
-    gap, _foot = segment_distance(domain.points, head, tail)
-    verts = np.flatnonzero(gap <= gap.min() + domain.spacing)
-    return verts, gap[verts], True
+    bone, verts, gap = [bone[seen]], [verts[seen]], [gap[seen]]
+    outside = np.bincount(bone[0], minlength=len(heads)) == 0
+    for b in np.flatnonzero(outside):
+        far, _foot = segment_distance(domain.points, heads[b], tails[b])
+        v = np.flatnonzero(far <= far.min() + domain.spacing)
+        bone.append(np.full(len(v), b))
+        verts.append(v)
+        gap.append(far[v])
+    return np.concatenate(bone), np.concatenate(verts), np.concatenate(gap), outside
 
 
-def _from_nodes(domain, node_dist, chunk=4096):
-    """Each vertex's distance from the nodes' distances.
+def _vertex_links(domain, heads, tails, dist, candidates):
+    """The other vertices within VERTEX_REACH spacings of a bone that see their closest point on it, as
+    (bone, vertex, distance) rows: close to a bone the distance field has a kink that interpolation blurs,
+    by less than about a spacing. Only vertices that took their distance from a node that sees the bone
+    (`candidates`, sparse (vertices, bones)) are tried, and of those neither the ones whose interpolated
+    distance is further than that from the straight one (a path round the outline) nor the ones within 1% of
+    it (where the nodes around see the bone the field is linear and interpolates exactly)."""
+    candidates = candidates.tocoo()
+    verts, bone = candidates.row.astype(np.int64), candidates.col.astype(np.int64)
+    gap, foot = segment_distance(domain.points[verts], heads[bone], tails[bone])
+    excess = dist[verts, bone] - gap
+    close = (gap <= VERTEX_REACH * domain.spacing) & ~((excess > 2.0 * domain.spacing) | (excess <= 1e-2 * gap))
+    bone, verts, gap, foot = bone[close], verts[close], gap[close], foot[close]
+    seen = domain.visible(verts, q=foot)
+    return bone[seen], verts[seen], gap[seen]
+
+
+def _from_nodes(domain, node_dist):
+    """Each vertex's distance from the nodes' distances, and which nodes each took it from (sparse
+    (vertices, nodes)).
 
     Nodes are vertices. Other vertices interpolate linearly inside the triangle of nodes around them
-    (a Delaunay triangle whose three sides are graph links, so it lies inside the mesh): the distance
-    field is smooth, so this is far more accurate than one straight step. Vertices in no such triangle
+    (a Delaunay triangle of nodes that lies inside the mesh): the distance field is smooth, so this is far
+    more accurate than one straight step. Vertices in no such triangle
     (next to the boundary) take the shortest straight step from one of their nearest nodes that they see.
     """
-    pts = domain.points
+    pts, m = domain.points, len(domain.nodes)
     dist = np.full((len(pts), node_dist.shape[1]), np.inf, np.float32)
     dist[domain.nodes] = node_dist
     rest = np.setdiff1d(np.arange(len(pts)), domain.nodes)
     if len(rest) == 0:
-        return dist
+        return dist, csr_matrix((len(pts), m), dtype=bool)
     corners, bary, found = _node_triangles(domain, pts[rest])
-    for lo in range(0, len(rest), chunk):
-        part = slice(lo, lo + chunk)
-        out = dist[rest[part]]
-        w, c = bary[part], corners[part]
-        out[:] = w[:, 0, None] * node_dist[c[:, 0]]
-        out += w[:, 1, None] * node_dist[c[:, 1]]
-        out += w[:, 2, None] * node_dist[c[:, 2]]
-        out[~found[part]] = np.inf
-        dist[rest[part]] = out
+    inside = np.flatnonzero(found)
+    weights = csr_matrix((bary[inside].ravel(), (np.repeat(np.arange(len(inside)), 3), corners[inside].ravel())),
+                         shape=(len(inside), m))
+    dist[rest[inside]] = weights @ node_dist
     stepped = rest[~found]
-    k = min(VERTEX_LINKS, len(domain.nodes))
+    k = min(VERTEX_LINKS, m)
     step, near = cKDTree(pts[domain.nodes]).query(pts[stepped], k=k)
     step, near = step.reshape(len(stepped), k), near.reshape(len(stepped), k)
+    seen = domain.visible(np.repeat(stepped, k), domain.nodes[near.ravel()]).reshape(len(stepped), k)
     for col in range(k):
-        seen = domain.visible(stepped, domain.nodes[near[:, col]])
-        v = stepped[seen]
-        dist[v] = np.minimum(dist[v], node_dist[near[seen, col]] + step[seen, col, None])
-    return dist
+        v = stepped[seen[:, col]]
+        dist[v] = np.minimum(dist[v], node_dist[near[seen[:, col], col]] + step[seen[:, col], col, None])
+    rows = np.r_[np.repeat(rest[inside], 3), np.repeat(stepped, k)]
+    taken_from = csr_matrix((np.ones(len(rows), bool), (rows, np.r_[corners[inside].ravel(), near.ravel()])),
+                            shape=(len(pts), m))
+    return dist, taken_from
 
 
 def _node_triangles(domain, queries):
-    """For each query point: the three nodes of the linked Delaunay triangle of nodes that holds it, its
-    barycentric coordinates there, and whether there is one."""
-    nodes = domain.points[domain.nodes]
-    tri = Delaunay(nodes)
+    """For each query point: the three nodes of the Delaunay triangle of nodes inside the mesh that holds it,
+    its barycentric coordinates there, and whether there is one."""
+    if domain.coarse is None:  # every vertex of a triangle is a node: the queries lie in none
+        none = np.zeros(len(queries), np.int64)
+        return np.zeros((len(queries), 3), np.int64), np.zeros((len(queries), 3), np.float32), none.astype(bool)
+    tri, inside = domain.coarse
     simplex = tri.find_simplex(queries)
-    m = len(nodes)
-    g = domain.graph
-    links = np.unique(np.minimum(g.tocoo().row, g.tocoo().col) * m + np.maximum(g.tocoo().row, g.tocoo().col))
-    s = tri.simplices
-    sides = np.stack([s[:, [0, 1]], s[:, [1, 2]], s[:, [2, 0]]], axis=1)
-    key = sides.min(axis=2) * m + sides.max(axis=2)
-    linked = np.isin(key, links).all(axis=1)
-    found = (simplex >= 0) & linked[np.maximum(simplex, 0)]
-    corners = s[np.maximum(simplex, 0)]
-    t = tri.transform[np.maximum(simplex, 0)]
+    found = (simplex >= 0) & inside[np.maximum(simplex, 0)]
+    # A point on the side of a triangle inside (an outline vertex between two outline nodes) may have been
+    # given the triangle outside it: take the one inside, within a rounding.
+    for k in range(3):
+        miss = np.flatnonzero(~found & (simplex >= 0))
+        other = tri.neighbors[simplex[miss], k]
+        near = other >= 0
+        miss, other = miss[near], other[near]
+        other, miss = other[inside[other]], miss[inside[other]]
+        lam = _barycentric(tri, other, queries[miss])
+        on = (lam >= -1e-6).all(axis=1)
+        simplex[miss[on]] = other[on]
+        found[miss[on]] = True
+    corners = tri.simplices[np.maximum(simplex, 0)]
+    bary = np.maximum(_barycentric(tri, np.maximum(simplex, 0), queries), 0.0)
+    bary /= bary.sum(axis=1, keepdims=True)
+    return corners, bary.astype(np.float32), found
+
+
+def _barycentric(tri, simplex, queries):
+    """Barycentric coordinates (n, 3) of each query in its triangle of the Delaunay triangulation `tri`."""
+    t = tri.transform[simplex]
     lam = np.einsum("nij,nj->ni", t[:, :2], queries - t[:, 2])
-    bary = np.column_stack([lam, 1.0 - lam.sum(axis=1)]).astype(np.float32)
-    return corners, bary, found
+    return np.column_stack([lam, 1.0 - lam.sum(axis=1)])
 
 
 def _relax_along_edges(domain, dist, rounds=64):
     """Vertices that see no node (slivers thinner than the node spacing) take their distance along mesh
     edges from their neighbours."""
     a, b = domain.edges[:, 0], domain.edges[:, 1]
-    length = np.hypot(*(domain.points[b] - domain.points[a]).T)[:, None]
+    todo = np.isinf(dist).all(axis=1)
+    left = int(todo.sum())
     for _ in range(rounds):
-        todo = np.isinf(dist).all(axis=1)
-        if not todo.any():
+        if left == 0:
             break
         sel = todo[a] | todo[b]
-        ea, eb, el = a[sel], b[sel], length[sel]
-        before = dist.copy()
+        ea, eb = a[sel], b[sel]
+        el = np.hypot(*(domain.points[eb] - domain.points[ea]).T)[:, None]
         np.minimum.at(dist, ea, dist[eb] + el)
         np.minimum.at(dist, eb, dist[ea] + el)
-        if np.array_equal(before, dist):
+        rows = np.flatnonzero(todo)
+        todo[rows] = np.isinf(dist[rows]).all(axis=1)
+        if int(todo.sum()) == left:  # nothing more reached
             break
+        left = int(todo.sum())
     return dist
 
 
@@ -417,8 +757,9 @@ def _reach_islands(domain, dist, heads, tails):
 
 
 def segment_distance(points, a, b):
-    """Euclidean distance from points (n, 2) to the segment a-b, and the closest points on it."""
+    """Euclidean distance from points (n, 2) to the segment a-b (one, or one per point), and the closest
+    points on it."""
     ab = b - a
-    t = np.clip(((points - a) @ ab) / max(float(ab @ ab), 1e-300), 0.0, 1.0)
+    t = np.clip(np.sum((points - a) * ab, axis=-1) / np.maximum(np.sum(ab * ab, axis=-1), 1e-300), 0.0, 1.0)
     foot = a + t[:, None] * ab
     return np.hypot(*(points - foot).T), foot

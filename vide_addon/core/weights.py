@@ -2,8 +2,9 @@
 
 A bone's weight falls off with its distance inside the shape; a larger smoothness spreads it further and
 blends joints more softly. Computed with the row maximum taken out first, so distances far larger than
-the smoothness do not underflow to a row of zeros. Works in place on one array: at 64k vertices and 60
-bones each temporary would be 30 MB.
+the smoothness do not underflow to a row of zeros. Works in place on one array as far as it can (at 64k
+vertices and 60 bones each full-size temporary is 30 MB); exp and the fade run only on the entries within
+REACH, a few per vertex, as the others are exactly 0.
 """
 
 import numpy as np
@@ -35,10 +36,11 @@ def falloff_weights(dist, smoothness, max_influences=MAX_INFLUENCES, prune=PRUNE
     top = w.max(axis=1, keepdims=True)
     top[~np.isfinite(top)] = 0.0  # no bone reaches the row: exp(-inf) leaves it zero
     w -= top
-    for part in np.array_split(w, max(len(w) // 8192, 1)):  # views: a few small temporaries, not full-size ones
-        fade = bezier_falloff(-part / REACH)
-        np.exp(part, out=part)
-        part *= fade
+    flat = w.reshape(-1)
+    near = np.flatnonzero(flat > -REACH)  # the rest fade to exactly 0 (most, with many bones)
+    part = flat[near]
+    flat[:] = 0.0
+    flat[near] = np.exp(part) * bezier_falloff(-part / REACH)
     return strongest(w, max_influences, prune)
 
 
@@ -54,17 +56,16 @@ def strongest(w, max_influences=MAX_INFLUENCES, prune=PRUNE):
     bones = w.shape[1]
     if bones > max_influences:
         top = w.argmax(axis=1)
-        order = np.argpartition(w, bones - max_influences - 1, axis=1)
-        next_largest = np.take_along_axis(w, order[:, bones - max_influences - 1:bones - max_influences], axis=1)
-        np.put_along_axis(w, order[:, :bones - max_influences], 0.0, axis=1)
-        w -= next_largest
+        next_largest = np.partition(w, bones - max_influences - 1, axis=1)[:, bones - max_influences - 1, None]
+        w -= next_largest  # those not among the largest few go to 0 or below
         np.maximum(w, 0.0, out=w)
         tied = np.flatnonzero((w.sum(axis=1) == 0) & (next_largest[:, 0] > 0))  # more than that many tied first
         w[tied, top[tied]] = 1.0
     _normalize(w)
     if prune > 0.0:
         top = w.argmax(axis=1)
-        w *= np.clip(w / prune - 1.0, 0.0, 1.0)
+        kept = np.nonzero(w)  # a few per row
+        w[kept] *= np.minimum(np.maximum(w[kept] / prune - 1.0, 0.0), 1.0)
         empty = np.flatnonzero(w.sum(axis=1) == 0)
         w[empty, top[empty]] = 1.0
     _normalize(w)
