@@ -64,6 +64,17 @@ def test_a_missing_python_says_so_for_demo_and_build(tmp_path):
         assert "no-such-python3.11 not found" in result.stderr and "PYTHON=" in result.stderr
 
 
+
+def test_a_python_that_does_not_run_says_what_to_do(tmp_path):
+    """A python on the PATH that fails when run (a pyenv shim for a version not selected) stops with the advice."""
+    checkout(tmp_path)
+    shim = tmp_path / "python3.12"
+    shim.write_text("#!/usr/bin/env bash\necho 'pyenv: python3.12: command not found' >&2\nexit 127\n")
+    shim.chmod(0o755)
+    result = run(tmp_path, "demo", PYTHON=str(shim))
+    assert result.returncode == 2 and "did not run" in result.stderr and "PYTHON=/path/to/python3.11" in result.stderr
+    assert not (tmp_path / ".venv").exists()
+
 def test_a_failed_set_up_is_not_stamped_ready_and_the_next_run_recovers(tmp_path):
     python = checkout(tmp_path)
     failed = run(tmp_path, "test", "4.5", PYTHON=str(python), FAIL_PIP="1")
