@@ -7,12 +7,11 @@ from bpy.props import (BoolProperty, EnumProperty, FloatProperty, FloatVectorPro
 
 from . import binding
 from .bridge import swaps
-from .core.meshfree import SPREAD
-from .core.meshfree_bones import JOINT_PULL
+from .core.bind_settings import BindSettings
 from .core.vectorize import Settings
-from .core.weights import MAX_INFLUENCES, PRUNE
 
 DEFAULT = Settings()  # the defaults live in the core; the properties below take them from there
+BIND = BindSettings()
 
 
 class VectorizeSettings:
@@ -54,12 +53,12 @@ class VIDE_PG_vectorize_settings(VectorizeSettings, bpy.types.PropertyGroup):
     pass
 
 
-class BindSettings:
+class BindProperties:
     """The Bind to Armature parameters, shared by the operator (redo panel) and what a bound mesh keeps
     for re-weighting live."""
 
     method: EnumProperty(
-        name="Method", default='GEODESIC', options={'SKIP_SAVE'},
+        name="Method", default=BIND.method, options={'SKIP_SAVE'},
         items=[('GEODESIC', "Geodesic",
                 "Weight falls off with the distance from the bone measured inside the shape"),
                ('MESHFREE', "Meshfree C²",
@@ -67,53 +66,55 @@ class BindSettings:
                 "(Xian, Jin and Wang); independent of the mesh")],
         description="How the weights are computed")
     sample_spacing: FloatProperty(
-        name="Sample Spacing", default=0.0, min=0.0, soft_max=0.1, subtype='DISTANCE', unit='LENGTH',
+        name="Sample Spacing", default=BIND.sample_spacing, min=0.0, soft_max=0.1, subtype='DISTANCE', unit='LENGTH',
         options={'SKIP_SAVE'},
         description="Meshfree: distance between the samples that fill the shape. 0 picks it from the mesh's "
                     "size (about 100 across its longest side)")
     spread: FloatProperty(
-        name="Spread", default=SPREAD, min=0.05, max=0.95, subtype='FACTOR', options={'SKIP_SAVE'},
+        name="Spread", default=BIND.spread, min=0.05, max=0.95, subtype='FACTOR', options={'SKIP_SAVE'},
         description="Meshfree: how far each bone's support reaches between its own cell and the nearest other "
                     "bone. Small gives sharp transitions, large wide ones")
     chains: EnumProperty(
-        name="Joints", default='SHRINK', options={'SKIP_SAVE'},
-        items=[('SHRINK', "Compact C²", "Bones that share a joint are pulled in from it, keeping compact "
+        name="Joints", default=BIND.chains, options={'SKIP_SAVE'},
+        items=[('PULL_IN', "Compact C²", "Bones that share a joint are pulled in from it, keeping compact "
                                          "C² weights"),
                ('GAUSSIAN', "Gaussian", "The paper's fallback for touching bones: global, smooth, approximating")],
         description="Meshfree: what to do with bones that share a joint, as armature chains do")
     joint_pull: FloatProperty(
-        name="Joint Pull-In", default=JOINT_PULL, min=0.05, max=0.49, subtype='FACTOR', options={'SKIP_SAVE'},
+        name="Joint Pull-In", default=BIND.joint_pull, min=0.05, max=0.49, subtype='FACTOR', options={'SKIP_SAVE'},
         description="Meshfree, Compact C²: how much of each bone's length its handle is pulled in from both "
                     "ends. More gives wider, smoother bends at the joints and shorter rigid middles")
     smoothness: FloatProperty(
-        name="Smoothness", default=0.03, min=1e-4, soft_max=1.0, subtype='DISTANCE', unit='LENGTH',
+        name="Smoothness", default=BIND.smoothness, min=1e-4, soft_max=1.0, subtype='DISTANCE', unit='LENGTH',
         options={'SKIP_SAVE'},
         description="How far a bone's weight spreads inside the shape: small gives sharp joints (elbows), "
                     "large soft ones (backs, hair). Bones with their own Smoothness use theirs")
     joint_blend: FloatProperty(
-        name="Joint Blending", default=0.0, min=0.0, soft_max=10.0, options={'SKIP_SAVE'},
+        name="Joint Blending", default=BIND.joint_blend, min=0.0, soft_max=10.0, options={'SKIP_SAVE'},
         description="Spreads each bend over about a limb's width by diffusing the weights over the mesh, only "
                     "between parts the shape joins; 2.5 for characters that bend far at knees, hips, arms. 0 keeps "
                     "the weights as measured; 1 holds them as hard as Blender's bone heat (Meshfree C² counts it "
                     "double)")
     max_influences: IntProperty(
-        name="Max Influences", default=MAX_INFLUENCES, min=1, max=8, options={'SKIP_SAVE'},
+        name="Max Influences", default=BIND.max_influences, min=1, max=8, options={'SKIP_SAVE'},
         description="How many bones at most move each vertex (the strongest are kept)")
     prune: FloatProperty(
-        name="Prune Below", default=PRUNE, min=0.0, max=0.1, subtype='FACTOR', options={'SKIP_SAVE'},
+        name="Prune Below", default=BIND.prune, min=0.0, max=0.1, subtype='FACTOR', options={'SKIP_SAVE'},
         description="Weights smaller than this are dropped and the rest renormalized")
     preserve_volume: BoolProperty(
-        name="Preserve Volume", default=False, options={'SKIP_SAVE'},
+        name="Preserve Volume", default=BIND.preserve_volume, options={'SKIP_SAVE'},
         description="Ticks the Armature modifier's Preserve Volume: bone rotations blend as dual quaternions "
                     "instead of linearly")
 
+    def to_core(self):
+        return BindSettings(**{name: getattr(self, name) for name in BindSettings.__dataclass_fields__})
+
     def copy_from(self, other):
-        for name in ("method", "smoothness", "max_influences", "prune", "sample_spacing", "spread", "chains",
-                     "joint_pull", "joint_blend", "preserve_volume"):
+        for name in BindSettings.__dataclass_fields__:
             setattr(self, name, getattr(other, name))
 
 
-class VIDE_PG_bind(BindSettings, bpy.types.PropertyGroup):
+class VIDE_PG_bind(BindProperties, bpy.types.PropertyGroup):
     armature: PointerProperty(
         name="Armature", type=bpy.types.Object, description="The armature this mesh was bound to by VIDE")
     bones: StringProperty(name="Bones", options={'HIDDEN'},

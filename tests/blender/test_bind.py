@@ -3,6 +3,7 @@ symmetry, resolution independence, live smoothness, renders of the posed charact
 
 import bpy
 import numpy as np
+import pytest
 from helpers import (add_armature, bone_weights, grid, image_plane, influences, interpolate_on_mesh, jitter_interior,
                      legs, mesh_in_pixels, pixel_to_world, select_only)
 from mathutils import Matrix, Vector
@@ -163,10 +164,10 @@ def test_changing_a_bones_smoothness_reweights_from_the_kept_distances(scene, tm
     ob = vectorized(tmp_path, LEGS)
     arm = rig_for(ob, LEGS.shape, LEG_BONES)
     before = bind(ob, arm)
-    kept = binding._measured[ob.session_uid].dist
+    kept = binding.geodesic.kept[ob.session_uid].dist
     arm.data.bones["hip"].vide.smoothness = 0.1  # the update re-weights the bound mesh
     live = bone_weights(ob, list(arm.data.bones.keys()))
-    assert binding._measured[ob.session_uid].dist is kept, "distances were not measured again"
+    assert binding.geodesic.kept[ob.session_uid].dist is kept, "distances were not measured again"
     assert np.abs(live - before).max() > 0.1
     expected = vide.vide_addon.core.weights.falloff_weights(kept, np.array([0.1, 0.03, 0.03]))
     assert np.abs(live - expected).max() < 1e-6
@@ -217,3 +218,100 @@ def test_a_non_uniformly_scaled_plane_is_weighted_without_leaking(scene, tmp_pat
     pts, _tris = mesh_in_pixels(ob, LEGS.shape)
     right_leg = (pts[:, 0] > 61) & (pts[:, 1] < 96)
     assert w[right_leg, 1].max() < 0.01
+
+
+def test_every_bind_setting_takes_its_default_from_the_core_and_reaches_the_core_unchanged(scene, vide):
+    """The operator's and the scene's settings start at the core's BindSettings(), and to_core() hands every
+    field over, changed values included, so the panel and the core cannot disagree."""
+    core = vide.vide_addon.core.bind_settings.BindSettings
+    defaults, fields = core(), list(core.__dataclass_fields__)
+    operator = bpy.ops.vide.bind_armature.get_rna_type().properties
+    scene_settings = bpy.context.scene.vide_bind
+    for name in fields:
+        assert operator[name].default == pytest.approx(getattr(defaults, name)), name
+        assert getattr(scene_settings, name) == pytest.approx(getattr(defaults, name)), name
+    scene_settings.joint_pull, scene_settings.method, scene_settings.max_influences = 0.25, 'MESHFREE', 3
+    changed = scene_settings.to_core()
+    for name in fields:
+        expected = {"joint_pull": 0.25, "method": 'MESHFREE', "max_influences": 3}.get(name, getattr(defaults, name))
+        assert getattr(changed, name) == pytest.approx(expected), name
+
+
+def grid_object(name, collection):
+    """A 40 x 30 vertex grid mesh object linked into `collection`, with a 'paint' group (locked) on a few
+    vertices and a colour attribute made active."""
+    xx, yy = np.mgrid[0:40, 0:30]
+    verts = np.stack([xx.ravel(), yy.ravel(), np.zeros(xx.size)], axis=1)
+    idx = np.arange(40 * 30).reshape(40, 30)
+    faces = np.stack([idx[:-1, :-1], idx[1:, :-1], idx[1:, 1:], idx[:-1, 1:]], axis=-1).reshape(-1, 4)
+    me = bpy.data.meshes.new(name)
+    me.from_pydata(verts.tolist(), [], faces.tolist())
+    ob = bpy.data.objects.new(name, me)
+    collection.objects.link(ob)
+    paint = ob.vertex_groups.new(name="paint")
+    paint.add([0, 1, 2], 0.5, 'REPLACE')
+    paint.lock_weight = True
+    me.attributes.active = me.attributes.new("tint", 'FLOAT_COLOR', 'POINT')
+    return ob
+
+
+def groups_as_written(ob):
+    """Everything a write may change: group names in order, the active group, each vertex's (group, weight)
+    list in its stored order, the mesh's attributes and its active one."""
+    attributes = ob.data.attributes
+    return ([g.name for g in ob.vertex_groups], ob.vertex_groups.active_index,
+            [[(g.group, g.weight) for g in v.groups] for v in ob.data.vertices],
+            sorted(attributes.keys()), attributes.active.name)
+
+
+def test_bulk_weight_write_matches_vertex_group_add_and_leaves_the_objects_state_alone(scene, vide, monkeypatch):
+    """The bulk write (one attribute per bone, converted by Blender) stores exactly what VertexGroup.add per entry
+    stores, replaces only the bones' groups, and leaves the object where it was: collections, selection, active
+    object, visibility."""
+    rig = vide.vide_addon.bridge.rig
+    extra = bpy.data.collections.new("extra")
+    scene.collection.children.link(extra)
+    bulk, single = grid_object("bulk", scene.collection), grid_object("single", scene.collection)
+    extra.objects.link(bulk)
+    other = bpy.data.objects.new("other", None)
+    scene.collection.objects.link(other)
+    select_only(bulk)
+    single.select_set(True)
+    other.hide_set(True)
+    n = len(bulk.data.vertices)
+    rng = np.random.default_rng(7)
+    names = ["position", "UVMap", "leg.L", "paint.001", "vide_weights_0"]  # names Blender itself uses, or ours
+    for ob in (bulk, single):  # an earlier bind: stale groups of bone names, one locked, the order mixed
+        for name in names[2::-1]:
+            old = ob.vertex_groups.new(name=name)
+            old.add(list(range(0, n, 3)), 0.25, 'REPLACE')
+        ob.vertex_groups[name].lock_weight = True
+    w = rng.random((n, len(names))) * (rng.random((n, len(names))) < 0.5)
+    w[::7, 1] = 1.0
+    w[::11, 3] = 1.0 + 1e-9  # clamped to 1 as VertexGroup.add clamps
+    w[:, 4] = 0.0  # a group with no vertex
+    calls, real = [], rig._ops
+
+    class Counted:  # the operator call the bulk write makes, counted
+        def __getattr__(self, attr):
+            calls.append(attr)
+            return getattr(real, attr)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(rig, "_ops", Counted())
+        state = [(ob.users_collection, ob.select_get(), ob.hide_get(), ob.visible_get()) for ob in (bulk, other)]
+        rig.write_groups(bulk, names, w)
+        assert [(ob.users_collection, ob.select_get(), ob.hide_get(), ob.visible_get())
+                for ob in (bulk, other)] == state
+        assert bpy.context.view_layer.objects.active == bulk
+        assert calls == ["call"] * len(names), "every group went the bulk way"
+    with monkeypatch.context() as patch:
+        patch.setattr(rig, "_ops", None)  # VertexGroup.add per entry, the fall-back
+        rig.write_groups(single, names, w)
+    assert groups_as_written(bulk) == groups_as_written(single)
+    names_in_order, active, _entries, attributes, active_attribute = groups_as_written(bulk)
+    assert names_in_order == ["paint"] + names and active == len(names)
+    assert active_attribute == "tint" and "vide_weights_1" not in attributes
+    assert bulk.vertex_groups["paint"].lock_weight
+    got = bone_weights(bulk, names)
+    assert np.array_equal(got, np.minimum(w, 1.0).astype(np.float32)), "weights as given, in single precision"

@@ -15,7 +15,7 @@ CHAIN = {"hip": ((60, 122), (60, 148)),
          "thigh.R": ((75, 118), (75, 65), "hip"), "shin.R": ((75, 65), (75, 15), "thigh.R")}
 
 
-@pytest.mark.parametrize("rig, chains", [(LEG_BONES, 'SHRINK'), (CHAIN, 'SHRINK'), (CHAIN, 'GAUSSIAN')],
+@pytest.mark.parametrize("rig, chains", [(LEG_BONES, 'PULL_IN'), (CHAIN, 'PULL_IN'), (CHAIN, 'GAUSSIAN')],
                          ids=["separate-bones", "chain-compact", "chain-gaussian"])
 def test_meshfree_weights_are_normalized_sparse_and_stay_on_their_leg(scene, tmp_path, rig, chains):
     ob = vectorized(tmp_path, LEGS)
@@ -37,7 +37,7 @@ def test_joint_pull_in_reaches_the_weights_and_is_remembered(scene, tmp_path, vi
     narrow = bind(ob, arm, method='MESHFREE', joint_pull=0.15)
     wide = bind(ob, arm, method='MESHFREE', joint_pull=0.45)
     assert ob.vide.bind.joint_pull == pytest.approx(0.45)
-    assert vide.vide_addon.binding._rigs[ob.session_uid].rig.pull == pytest.approx(0.45)
+    assert vide.vide_addon.binding.meshfree.kept[ob.session_uid].rig.joint_pull == pytest.approx(0.45)
     assert np.abs(wide - narrow).max() > 0.1
 
 
@@ -88,7 +88,7 @@ def add_bone(arm, ob, name, pixels, parent=None):
 def test_update_weights_inserts_a_new_bone_into_the_kept_meshfree_weights(scene, tmp_path, vide):
     """Real-time insertion: the new bone goes into the weights the bind kept (same samples, same handles,
     one more), and the result is what a bind gives, up to the virtual handles kept from before."""
-    kept = vide.vide_addon.binding._rigs
+    kept = vide.vide_addon.binding.meshfree.kept
     ob = vectorized(tmp_path, LEGS)
     arm = rig_for(ob, LEGS.shape, LEG_BONES)
     bind(ob, arm, method='MESHFREE', max_influences=3)
@@ -136,7 +136,7 @@ def test_update_weights_after_undoing_an_insertion_weights_the_bone_again(scene,
 
 
 def test_what_a_bind_keeps_for_a_deleted_mesh_is_let_go(scene, tmp_path, vide):
-    kept = vide.vide_addon.binding._rigs
+    kept = vide.vide_addon.binding.meshfree.kept
     gone, stays = vectorized(tmp_path, LEGS, "gone"), vectorized(tmp_path, LEGS, "stays")
     arm = rig_for(stays, LEGS.shape, LEG_BONES)
     bind(gone, arm, method='MESHFREE')
@@ -152,7 +152,7 @@ def test_what_a_bind_keeps_for_a_deleted_mesh_is_let_go(scene, tmp_path, vide):
 def test_update_weights_binds_again_when_bones_changed_otherwise(scene, tmp_path, vide, change):
     """A moved bone, or a first bone that shares a joint (every handle is then pulled in from its joints),
     cannot be inserted: the mesh is bound again, exactly as a fresh bind."""
-    kept = vide.vide_addon.binding._rigs
+    kept = vide.vide_addon.binding.meshfree.kept
     ob = vectorized(tmp_path, LEGS)
     arm = rig_for(ob, LEGS.shape, LEG_BONES)
     bind(ob, arm, method='MESHFREE')
@@ -166,7 +166,7 @@ def test_update_weights_binds_again_when_bones_changed_otherwise(scene, tmp_path
         add_bone(arm, ob, "hip.top", [[60, 148], [60, 155]], parent="hip")
     assert bpy.ops.vide.update_weights() == {'FINISHED'}
     assert kept[ob.session_uid].rig is not rig
-    assert (kept[ob.session_uid].rig.pull > 0) == (change == "first-joint")
+    assert (kept[ob.session_uid].rig.joint_pull > 0) == (change == "first-joint")
     names = list(arm.data.bones.keys())
     updated = bone_weights(ob, names)
     assert np.abs(updated - bind(ob, arm, method='MESHFREE')).max() < 1e-9
@@ -183,7 +183,7 @@ def test_with_auto_update_a_new_bone_is_weighted_on_leaving_edit_mode(scene, tmp
     ob = vectorized(tmp_path, LEGS)
     arm = rig_for(ob, LEGS.shape, LEG_BONES)
     bind(ob, arm, method='MESHFREE')
-    rig = vide.vide_addon.binding._rigs[ob.session_uid].rig
+    rig = vide.vide_addon.binding.meshfree.kept[ob.session_uid].rig
     arm.vide.auto_update = True
     head, tail = pixel_to_world(ob, LEGS.shape, [[45, 140], [35, 140]])
     select_only(arm)
@@ -195,7 +195,7 @@ def test_with_auto_update_a_new_bone_is_weighted_on_leaving_edit_mode(scene, tmp
     bpy.context.view_layer.update()
     assert "belly.L" in ob.vertex_groups
     assert bone_weights(ob, ["belly.L"]).max() > 0.5
-    assert vide.vide_addon.binding._rigs[ob.session_uid].rig is rig, "inserted into the kept weights"
+    assert vide.vide_addon.binding.meshfree.kept[ob.session_uid].rig is rig, "inserted into the kept weights"
     arm.vide.auto_update = False
     select_only(arm)
     bpy.ops.object.mode_set(mode='EDIT')

@@ -106,13 +106,14 @@ def test_a_bones_smoothness_reweights_blended_weights_from_the_kept_distances(sc
     plane, arm = rigged("malePerson", tmp_path)
     select((plane, arm), arm)
     assert bpy.ops.vide.bind_armature(joint_blend=BLEND) == {'FINISHED'}
-    kept = binding._measured[plane.session_uid]
+    kept = binding.geodesic.kept[plane.session_uid]
     dist, blend = kept.dist, kept.blend
     names = list(kept.names)
     before = bone_weights(plane, names)
     arm.data.bones["shin.L"].vide.smoothness = 0.08  # the update re-weights the bound mesh
     live = bone_weights(plane, names)
-    assert binding._measured[plane.session_uid].dist is dist and binding._measured[plane.session_uid].blend is blend
+    again = binding.geodesic.kept[plane.session_uid]
+    assert again.dist is dist and again.blend is blend
     assert np.abs(live - before).max() > 0.05
     assert np.count_nonzero(live, axis=1).max() <= 4 and np.abs(live.sum(axis=1) - 1).max() < 1e-5
     core = vide.vide_addon.core
@@ -144,10 +145,11 @@ def test_a_bone_inserted_into_blended_meshfree_weights_is_blended_with_it(scene,
     arm = rig_for(ob, LEGS.shape, LEG_BONES)
     select((ob, arm), arm)
     assert bpy.ops.vide.bind_armature(method='MESHFREE', joint_blend=BLEND) == {'FINISHED'}
-    rig, blend = binding._rigs[ob.session_uid].rig, binding._rigs[ob.session_uid].blend
+    bound = binding.meshfree.kept[ob.session_uid]
+    rig, blend = bound.rig, bound.blend
     add_bone(arm, ob, "belly.L", [[45, 140], [35, 140]])
     assert bpy.ops.vide.update_weights() == {'FINISHED'}
-    kept = binding._rigs[ob.session_uid]
+    kept = binding.meshfree.kept[ob.session_uid]
     assert kept.rig is rig and kept.blend is not blend, "inserted, and blended for the new bones"
     counts, sums, mins = influences(ob)
     assert counts.max() <= 4 and np.abs(sums - 1).max() < 1e-6 and mins.min() >= 0

@@ -13,7 +13,7 @@ def right_foot(pts):
 
 
 @pytest.mark.parametrize("apart", [0.2, 1.0, 4.0])
-@pytest.mark.parametrize("chains", ["SHRINK", "GAUSSIAN"])
+@pytest.mark.parametrize("chains", ["PULL_IN", "GAUSSIAN"])
 def test_joints_a_little_apart_are_joints(apart, chains):
     """Each bone's head moved `apart` units off its parent's tail (spacing 2): the joints still count as
     shared, so the handles are pulled in (or the Gaussian used) instead of the bind failing."""
@@ -23,8 +23,8 @@ def test_joints_a_little_apart_are_joints(apart, chains):
     rig = BoneRig(pts, tris, heads, CHAIN_TAIL, 2.0, chains=chains)
     w = rig.vertex_weights()
     assert np.abs(w.sum(axis=1) - 1).max() < 1e-9 and w.min() >= 0
-    if chains == "SHRINK":
-        assert rig.pull == JOINT_PULL
+    if chains == "PULL_IN":
+        assert rig.joint_pull == JOINT_PULL
         assert w[right_foot(pts), :3].max() < 0.01, "the left leg's bones stay off the right foot"
 
 
@@ -60,5 +60,5 @@ def test_a_bone_with_both_ends_inside_is_not_outside():
     pts, tris = polygon_mesh(u_shape, 2.0, jitter=0.2)
     heads, tails = np.array([(5., 50.), (5., 20.)]), np.array([(55., 50.), (5., 50.)])
     rig = BoneRig(pts, tris, heads, tails, 2.0)
-    assert rig.pull > 0 and rig.outside == [False, False]
+    assert rig.joint_pull > 0 and rig.outside == [False, False]
     assert not BoneRig(pts, tris, [(20., 40.)], [(40., 40.)], 2.0).outside == [False], "wholly in the notch"

@@ -127,20 +127,20 @@ CHAIN_HEAD = np.array([(30.0, 115.0), (20.0, 95.0), (20.0, 50.0), (54.0, 115.0),
 CHAIN_TAIL = np.array([(20.0, 95.0), (20.0, 50.0), (20.0, 10.0), (64.0, 95.0), (64.0, 50.0), (64.0, 10.0)])
 
 
-def chain_weights(shrink, gaussian):
+def chain_weights(joint_pull, gaussian):
     from vide_addon.core.meshfree_bones import bone_handles
 
     pts, tris = polygon_mesh(LEGS, 3.0, jitter=0.2)
-    extra, slices = bone_handles(CHAIN_HEAD, CHAIN_TAIL, 2.0, shrink=shrink)
+    extra, slices = bone_handles(CHAIN_HEAD, CHAIN_TAIL, 2.0, joint_pull=joint_pull)
     samples = Samples.from_mesh(pts, tris, 2.0, extra=extra)
     first = len(samples.points) - len(extra)
     handles = [np.arange(first + s.start, first + s.stop) for s in slices]
     return samples, handles, meshfree_weights(samples, handles, gaussian=gaussian)
 
 
-@pytest.mark.parametrize("shrink, gaussian", [(0.25, False), (0.0, True)], ids=["shrunk-C2", "gaussian"])
-def test_bone_chains_get_weights_that_sum_to_one_and_stay_on_their_own_leg(shrink, gaussian):
-    samples, handles, w = chain_weights(shrink, gaussian)
+@pytest.mark.parametrize("joint_pull, gaussian", [(0.25, False), (0.0, True)], ids=["pulled-in-C2", "gaussian"])
+def test_bone_chains_get_weights_that_sum_to_one_and_stay_on_their_own_leg(joint_pull, gaussian):
+    samples, handles, w = chain_weights(joint_pull, gaussian)
     assert w.values.min() >= 0 and np.abs(w.values.sum(axis=1) - 1).max() < 1e-9
     pts = samples.points[:samples.lattice]
     right_foot = (pts[:, 0] > 44) & (pts[:, 1] < 30)
@@ -258,7 +258,7 @@ def test_a_bone_added_to_a_bone_rig_weights_as_if_bound_with_it():
     assert np.abs(added - bound).mean() < 0.01
 
 
-@pytest.mark.parametrize("chains", ["SHRINK", "GAUSSIAN"])
+@pytest.mark.parametrize("chains", ["PULL_IN", "GAUSSIAN"])
 def test_a_bone_that_would_change_every_handle_is_refused(chains):
     """The first bone to share a joint pulls every handle in from its joints (or turns the weights
     Gaussian): it cannot go in alone, and the rig is left as it was."""
@@ -292,7 +292,7 @@ def test_pulling_chained_bones_further_in_widens_the_bend_at_their_joint():
     heads, tails = np.array([(10., 15.), (120., 15.)]), np.array([(120., 15.), (230., 15.)])
     width = {}
     for pull in (0.15, 0.45):
-        w = BoneRig(pts, tris, heads, tails, 2.0, shrink=pull).vertex_weights()[:, 1]
+        w = BoneRig(pts, tris, heads, tails, 2.0, joint_pull=pull).vertex_weights()[:, 1]
         mixed = pts[(w > 0.05) & (w < 0.95), 0]
         assert mixed.min() < 120 < mixed.max(), "the band sits on the joint"
         width[pull] = mixed.max() - mixed.min()

@@ -200,7 +200,7 @@ def meshfree_weights(samples, handles, spread=SPREAD, gaussian=False):
     Handles that touch (bones sharing a joint) cannot meet r_d < r_h; the paper then uses a global
     Gaussian, exp(-d² / 2c²) with c half the distance to the nearest handle that does not touch
     (`gaussian=True`: C-infinity, approximating, no virtual handles). The other way keeps the compact C²
-    basis: handles shrunk away from the joints (`bone_handles(..., shrink)`), which no longer touch.
+    basis: handles pulled in from the joints (`bone_handles(..., joint_pull)`), which no longer touch.
     """
     if not gaussian:
         return HandleSet(samples, handles, spread).weights()
@@ -431,8 +431,8 @@ class HandleSet:
                 return
             if count - start >= MAX_VIRTUAL:
                 raise VideError(f"The handles are too close together for compact C² weights ({MAX_VIRTUAL} "
-                                "virtual handles did not separate them): move them apart, shrink bones further "
-                                "from their joints, or use the Gaussian.")
+                                "virtual handles did not separate them): move them apart, raise Joint Pull-In, "
+                                "or use the Gaussian.")
             ratio = reach / nearest
             ties = crowded[ratio[crowded] >= ratio[crowded].max() * (1 - TIE)]
             new = []

@@ -2,8 +2,8 @@
 the kept weights (one Dijkstra, plus any virtual handles they call for) instead of a recompute.
 
 Bones that share a joint (the usual chain) make handles touch, which compact supports cannot separate. Two
-ways out (`chains`): "SHRINK" pulls every bone's handle in from both ends by `shrink` of its length and keeps
-the compact C² basis; "GAUSSIAN" uses the paper's global Gaussian.
+ways out (`chains`): "PULL_IN" pulls every bone's handle in from both ends by `joint_pull` of its length (Joint
+Pull-In) and keeps the compact C² basis; "GAUSSIAN" uses the paper's global Gaussian.
 """
 
 import numpy as np
@@ -16,13 +16,13 @@ JOINT_PULL = 0.35  # default pull-in: 90° knee flips 11 triangles (14 at 0.25) 
 JOINT_NEAR = 0.2  # bone ends closer than this fraction of the shorter bone (or TOUCH spacings) are a joint
 
 
-def bone_handles(head, tail, spacing, shrink=0.0):
+def bone_handles(head, tail, spacing, joint_pull=0.0):
     """Sample points along each bone segment (about half a lattice spacing apart), and for each bone the
-    slice of them that is its handle. With `shrink` > 0, each end is pulled in by that fraction of the
+    slice of them that is its handle. With `joint_pull` > 0, each end is pulled in by that fraction of the
     bone's length, so bones that share a joint do not touch."""
     points, slices, start = [], [], 0
     for h, t in zip(np.asarray(head, float), np.asarray(tail, float)):
-        a, b = h + shrink * (t - h), t - shrink * (t - h)
+        a, b = h + joint_pull * (t - h), t - joint_pull * (t - h)
         count = max(int(np.ceil(np.hypot(*(b - a)) / (0.5 * spacing))), 1) + 1
         points.append(a + np.linspace(0.0, 1.0, count)[:, None] * (b - a))
         slices.append(slice(start, start + count))
@@ -37,13 +37,13 @@ class BoneRig:
     sample). A bone added later starts from the lattice samples it links to, with the straight step to each.
     """
 
-    def __init__(self, points, tris, heads, tails, spacing, spread=SPREAD, chains="SHRINK", shrink=JOINT_PULL):
+    def __init__(self, points, tris, heads, tails, spacing, spread=SPREAD, chains="PULL_IN", joint_pull=JOINT_PULL):
         self.heads, self.tails = np.asarray(heads, float), np.asarray(tails, float)
         self.size = max(float(np.ptp(np.asarray(points, float), axis=0).max()), 1e-12)
         self.spacing = spacing
         touching = self._touching(self.heads, self.tails)
-        self.pull = shrink if touching and chains == "SHRINK" else 0.0
-        extra, slices = bone_handles(self.heads, self.tails, spacing, self.pull)
+        self.joint_pull = joint_pull if touching and chains == "PULL_IN" else 0.0
+        extra, slices = bone_handles(self.heads, self.tails, spacing, self.joint_pull)
         self.samples = Samples.from_mesh(points, tris, spacing, extra=extra)
         first = len(self.samples.points) - len(extra)
         inside = self.samples.domain.inside(extra)
@@ -62,10 +62,10 @@ class BoneRig:
         alone: it is the first to share a joint (every bone is then pulled in, or the weights turn
         Gaussian), or the weights are the Gaussian already."""
         head, tail = np.asarray(head, float), np.asarray(tail, float)
-        if self.handles is None or (self.pull == 0.0 and self._touching(np.vstack([self.heads, head]),
+        if self.handles is None or (self.joint_pull == 0.0 and self._touching(np.vstack([self.heads, head]),
                                                                         np.vstack([self.tails, tail]))):
             return False
-        a, b = head + self.pull * (tail - head), tail - self.pull * (tail - head)
+        a, b = head + self.joint_pull * (tail - head), tail - self.joint_pull * (tail - head)
         idx, steps = self._attach(a, b)
         self.handles.add(idx, steps)
         self.heads, self.tails = np.vstack([self.heads, head]), np.vstack([self.tails, tail])

@@ -6,7 +6,7 @@ import time
 import bpy
 
 from .. import binding
-from ..props import BindSettings
+from ..props import BindProperties
 from .batch import for_each, is_linked
 from .poll import SaysWhyNot
 
@@ -42,7 +42,7 @@ def outside_notes(results, shown=3):
             yield f"{len(bones)} bones lie outside '{result.mesh}' ({names}): each weights the nearest part of it"
 
 
-class VIDE_OT_bind_armature(SaysWhyNot, BindSettings, bpy.types.Operator):
+class VIDE_OT_bind_armature(SaysWhyNot, BindProperties, bpy.types.Operator):
     """Weight the selected meshes to the armature's deform bones by distance inside each shape, then add an
     Armature modifier and parent them to the armature"""
 
@@ -73,9 +73,9 @@ class VIDE_OT_bind_armature(SaysWhyNot, BindSettings, bpy.types.Operator):
                                    "bones that should move the mesh")
             return {'CANCELLED'}
         problems = [f"'{ob.name}' is linked from a library: make it local first" for ob in meshes if is_linked(ob)]
-        start = time.perf_counter()
+        start, settings = time.perf_counter(), self.to_core()
         done, failed = for_each(context, [ob for ob in meshes if not is_linked(ob)],
-                                lambda ob, _progress: binding.bind(ob, arm, self))
+                                lambda ob, _progress: binding.bind(ob, arm, settings))
         problems += failed
         notes = {f"Bone '{b}' points out of the picture's plane: it weights like a point"
                  for result in done for b in result.point_bones}
@@ -108,7 +108,7 @@ def draw_bind_settings(layout, settings):
         layout.prop(settings, "sample_spacing", text="Sample Spacing (0 = Auto)")
         layout.prop(settings, "spread")
         layout.prop(settings, "chains")
-        if settings.chains == 'SHRINK':
+        if settings.chains == 'PULL_IN':
             layout.prop(settings, "joint_pull")
     layout.prop(settings, "joint_blend")
     layout.prop(settings, "max_influences")

@@ -52,7 +52,7 @@ def vectorize_object(ob, settings, progress=None):
     arm = ob.vide.bind.armature
     if arm is not None and arm.users_scene:
         try:
-            binding.bind(ob, arm, ob.vide.bind)
+            binding.bind(ob, arm, ob.vide.bind.to_core())
         except VideError as err:
             ob.data = old
             ob.vide.image, ob.vide.uv_to_local, ob.vide.flip = before

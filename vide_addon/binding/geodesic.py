@@ -1,0 +1,43 @@
+"""Geodesic binds: distances from each bone inside the shape, kept per mesh so that a bone's new smoothness
+re-weights without measuring again."""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..bridge.rig import bone_smoothness, rest_fingerprint, write_groups
+from ..core.bind_weights import geodesic_weights, joint_blend
+from ..core.geodesic import Domain, bone_distances
+
+
+@dataclass
+class Measured:
+    names: list
+    dist: np.ndarray  # (vertices, bones)
+    fingerprint: bytes  # of the mesh, its placement and the rest pose the distances were measured for
+    weights: np.ndarray  # as last written
+    blend: object = None  # Joint Blending, factored for this mesh and bones
+
+
+kept = {}  # Object.session_uid -> Measured
+
+
+def measure(ob, arm, points, tris, names, heads, tails, settings):
+    """(weights, which bones lie wholly outside, what to keep) for a bind of `ob`."""
+    dist, outside = bone_distances(Domain.from_mesh(points, tris), heads, tails)
+    blend = joint_blend(points, tris, heads, tails, settings)
+    weights = geodesic_weights(dist, bone_smoothness(arm, names, settings.smoothness), blend, settings)
+    return weights, outside, Measured(names, dist, rest_fingerprint(ob, arm), weights, blend)
+
+
+def reweight(ob, arm, settings):
+    """Weights `ob` again from its kept distances with its bones' current smoothness. False, changing
+    nothing, when nothing is kept or it no longer fits the mesh and the rest pose."""
+    measured = kept.get(ob.session_uid)
+    if measured is None or measured.fingerprint != rest_fingerprint(ob, arm):
+        return False
+    smoothness = bone_smoothness(arm, measured.names, settings.smoothness)
+    weights = geodesic_weights(measured.dist, smoothness, measured.blend, settings)
+    write_groups(ob, measured.names, weights, previous=measured.weights)
+    measured.weights = weights
+    return True

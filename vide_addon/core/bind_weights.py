@@ -1,0 +1,28 @@
+"""A bind's weights from what its method measured, with the bind's settings: Joint Blending or not, then the
+strongest few kept, pruned and normalized. Every bind, re-weight and insertion ends here."""
+
+from .smooth_weights import GEODESIC_REACH, MESHFREE_SCALE, JointBlend, exponential_seeds
+from .weights import falloff_weights, strongest
+
+
+def joint_blend(points, tris, heads, tails, settings):
+    """Joint Blending factored for this mesh and these bones, or None when it is off."""
+    if not settings.joint_blend:
+        return None
+    if settings.method == 'MESHFREE':
+        return JointBlend(points, tris, heads, tails, 1.0 / (MESHFREE_SCALE * settings.joint_blend))
+    return JointBlend(points, tris, heads, tails, 1.0 / settings.joint_blend, GEODESIC_REACH)
+
+
+def finish(weights, blend, settings):
+    """Blended over the mesh (Joint Blending) or not, with the strongest kept, pruned and normalized."""
+    if blend is not None:
+        return blend(weights, settings.max_influences, settings.prune)
+    return strongest(weights, settings.max_influences, settings.prune)
+
+
+def geodesic_weights(dist, smoothness, blend, settings):
+    """Geodesic weights from inside distances (n, bones) and each bone's smoothness."""
+    if blend is None:
+        return falloff_weights(dist, smoothness, settings.max_influences, settings.prune)
+    return finish(exponential_seeds(dist, smoothness), blend, settings)
