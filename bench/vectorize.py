@@ -32,7 +32,9 @@ from stage import import_plane, save_png  # noqa: E402
 
 SIZES = (512, 1024, 2048, 4096)
 HARD = ("comb", "noise_blobs")
-STAGES = ("read", "contour", "simplify", "triangulate", "write")
+# interior: outline edges cut and lattice points; CDT: Blender's delaunay_2d_cdt, every call (the first one over the
+# whole mesh, then one per refinement round); refine: the rest of the refinement rounds.
+STAGES = ("read", "contour", "simplify", "interior", "CDT", "refine", "write")
 
 
 def stage_times(vide, ob, repeats):
@@ -41,20 +43,30 @@ def stage_times(vide, ob, repeats):
     image = bridge.image_plane.find_image(ob)
     m, _flip = bridge.image_plane.read_placement(ob.data)
     runs = []
+    cdt_seconds = [0.0]
+
+    def timed_cdt(points, segments):
+        start = time.perf_counter()
+        tris = bridge.cdt.triangulate(points, segments)
+        cdt_seconds[0] += time.perf_counter() - start
+        return tris
+
     for _ in range(repeats):
         marks = [time.perf_counter()]
         alpha = bridge.image_plane.read_alpha(image)
         marks.append(time.perf_counter())
         progress = []
-        result = core.vectorize.vectorize(alpha, core.vectorize.Settings(), bridge.cdt.triangulate,
+        cdt_seconds[0] = 0.0
+        result = core.vectorize.vectorize(alpha, core.vectorize.Settings(), timed_cdt,
                                           lambda f: progress.append((f, time.perf_counter())))
         at = dict(progress)
-        marks += [at[0.3], at[0.5], at[0.9]]
+        marks += [at[0.3], at[0.5], at[0.6], at[0.9]]
         h, w = alpha.shape
         uv = result.points / [w, h]
         me = bridge.image_plane.replace_mesh(ob, core.placement.uv_to_local(m, uv), result.triangles, uv)
         marks.append(time.perf_counter())
-        runs.append(np.diff(marks))
+        seconds = np.diff(marks)
+        runs.append(np.concatenate([seconds[:4], [cdt_seconds[0], seconds[4] - cdt_seconds[0]], seconds[5:]]))
         count = len(me.vertices)
     runs = np.array(runs)
     return runs.min(axis=0), np.median(runs, axis=0), np.median(runs.sum(axis=1)), runs.sum(axis=1).min(), count

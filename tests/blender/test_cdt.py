@@ -36,6 +36,27 @@ def test_bridge_keeps_every_outline_segment_as_an_edge(vide):
     assert all(tuple(sorted(s)) in edges for s in segs.tolist())
 
 
+def test_bridge_triangles_are_the_cdts_with_vertex_ids_and_crossing_outlines_are_reported(vide):
+    """The bridge asks Blender's CDT without vertex ids (faster) and trusts the input order: its triangles are
+    those of the call with ids; where the CDT adds a vertex (crossing outline edges) or merges two, it says so."""
+    triangulate, error = vide.vide_addon.bridge.cdt.triangulate, vide.vide_addon.core.errors.VideError
+    rng = np.random.default_rng(1)
+    ring = np.array([[np.cos(t) * r, np.sin(t) * r] for t, r in
+                     zip(np.linspace(0, 2 * np.pi, 60, endpoint=False), 5 + rng.random(60))]) * 100
+    pts = np.vstack([ring, rng.random((300, 2)) * 600 - 300])
+    segs = np.stack([np.arange(60), np.roll(np.arange(60), -1)], axis=1)
+    local = ((pts - (pts.min(axis=0) + pts.max(axis=0)) / 2) / np.ptp(pts, axis=0).max()).tolist()
+    _v, _e, faces, orig, _oe, _of = delaunay_2d_cdt(local, segs.tolist(), [], 0, 1e-9, True)
+    with_ids = np.array([[orig[i][0] for i in f] for f in faces])
+    assert np.array_equal(triangulate(pts, segs), with_ids)
+    bow_tie = np.array([[0, 0], [10, 10], [10, 0], [0, 10]], float)
+    with pytest.raises(error, match="crosses itself"):
+        triangulate(bow_tie, np.array([[0, 1], [1, 2], [2, 3], [3, 0]]))
+    doubled = np.array([[0, 0], [10, 0], [10, 10], [10, 10 + 1e-9], [0, 10]], float)
+    with pytest.raises(error, match="crosses itself"):
+        triangulate(doubled, np.array([[0, 1], [1, 2], [2, 3], [3, 4], [4, 0]]))
+
+
 def test_quality_triangulation_fills_islands_and_keeps_holes(vide):
     triangulate = vide.vide_addon.bridge.cdt.triangulate
     outer, hole = square_with_hole()

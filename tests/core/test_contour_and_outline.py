@@ -97,6 +97,27 @@ def test_simplified_outline_never_cuts_the_art_and_never_crosses_itself(seed, to
     assert not _segments_meet(a[i[keep]], b[i[keep]], a[j[keep]], b[j[keep]]).any()
 
 
+def distance_to_edges(points, rings):
+    """Distance from each point to the nearest edge of the closed `rings`."""
+    a = np.vstack(rings)
+    d = np.vstack([np.roll(r, -1, axis=0) for r in rings]) - a
+    rel = points[:, None, :] - a[None]
+    t = np.clip((rel * d).sum(axis=2) / (d * d).sum(axis=1), 0.0, 1.0)
+    return np.hypot(*(rel - t[..., None] * d).transpose(2, 0, 1)).min(axis=1)
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("tolerance", [0.5, 1.0, 2.5])
+def test_simplified_outline_never_passes_inside_the_contour(seed, tolerance):
+    """The outline never cuts inwards: every contour point is inside the outline or on it (within the 0.001 px of
+    rounding the simplification allows)."""
+    rings = marching_squares(random_blobs(seed), 0.5)
+    simple = simplify_rings(rings, tolerance)
+    contour = np.vstack(rings)
+    outside = contour[~points_in_rings(contour, simple)]
+    assert len(outside) == 0 or distance_to_edges(outside, simple).max() <= 1e-3
+
+
 @pytest.mark.parametrize("tolerance", [0.5, 1.0, 2.0])
 def test_simplified_outline_stays_within_tolerance(tolerance):
     yy, xx = np.mgrid[0:200, 0:200] + 0.5

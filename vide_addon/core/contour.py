@@ -7,6 +7,8 @@ surrounded by transparent pixels, so a shape touching the border is closed along
 """
 
 import numpy as np
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
 
 # Corners of a cell in counter-clockwise order (bottom-left, bottom-right, top-right, top-left) as
 # (row, column) offsets; cell edge i runs from corner i to corner i + 1.
@@ -115,21 +117,28 @@ def _edge_id(r, c, local_edge, width):
 
 
 def _cycles(nxt):
-    """Index arrays of the cycles of the permutation `nxt`, each in walking order."""
-    nxt = nxt.tolist()
-    seen = bytearray(len(nxt))
-    cycles = []
-    for start in range(len(nxt)):
-        if seen[start]:
-            continue
-        cycle = []
-        i = start
-        while not seen[i]:
-            seen[i] = 1
-            cycle.append(i)
-            i = nxt[i]
-        cycles.append(np.array(cycle))
-    return cycles
+    """Index arrays of the cycles of the permutation `nxt`, each in walking order from its smallest index,
+    ordered by that index. Pointer jumping (log2 of the longest cycle passes over arrays) instead of a walk
+    in Python, which cost 0.1 s on a 4096² comb."""
+    n = len(nxt)
+    _count, label = connected_components(coo_matrix((np.ones(n), (np.arange(n), nxt)), shape=(n, n)),
+                                         directed=True, connection="weak")
+    start = np.full(label.max() + 1, n)
+    np.minimum.at(start, label, np.arange(n))
+    # Steps from each index to its cycle's start: the start jumps to itself at no cost.
+    jump = np.array(nxt)
+    jump[start] = start
+    steps = np.ones(n, np.int64)
+    steps[start] = 0
+    while (jump != jump[jump]).any():
+        steps += steps[jump]
+        jump = jump[jump]
+    length = np.bincount(label)
+    position = (length[label] - steps) % length[label]
+    rank = np.empty_like(label)
+    rank[np.argsort(start)] = np.arange(len(start))  # cycles by smallest index
+    order = np.lexsort((position, rank[label]))
+    return np.split(order, np.cumsum(length[np.argsort(start)])[:-1])
 
 
 def signed_area(ring):

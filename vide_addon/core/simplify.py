@@ -32,131 +32,155 @@ def simplify_rings(rings, tolerance):
 
     Each ring starts from its extreme points (lowest, highest, leftmost, rightmost: every one tied for them),
     not from wherever the contour started it, and every point tied for the one to keep goes in: a mirror-
-    symmetric (or half-turn symmetric) shape gets a symmetric outline."""
+    symmetric (or half-turn symmetric) shape gets a symmetric outline.
+
+    All rings are simplified together, as one chain of closed rings (each ring followed by its first point
+    again): every pass of the Douglas-Peucker refinement checks every open span of every ring at once."""
     rings = [np.roll(r, -_lowest(r), axis=0) for r in rings]
-    keeps = [_simplify_ring(r, tolerance) for r in rings]
-    closed = [np.vstack([r, r[:1]]) for r in rings]
+    sizes = np.array([len(r) + 1 for r in rings])
+    first = np.cumsum(sizes) - sizes
+    last = first + sizes - 1
+    chain = np.vstack([np.vstack([r, r[:1]]) for r in rings])
+    keep = np.zeros(len(chain), bool)
+    keep[first] = keep[last] = True
+    for ring, at in zip(rings, first):
+        for coord in (ring[:, 0], ring[:, 1]):
+            keep[at + _run_ends(np.flatnonzero((coord <= coord.min() + _TIED) | (coord >= coord.max() - _TIED)))] = True
+    # settled[a]: the chord from kept point a to the next kept point may replace its run. The step from one
+    # ring's closing point to the next ring's first is no chord.
+    settled = np.zeros(len(chain), bool)
+    settled[last] = True
+    _refine(chain, keep, settled, tolerance)
+    _drop_straight(chain, keep, tolerance, first, last)
+    ring_of = np.repeat(np.arange(len(rings)), sizes)
     # Each pass keeps more points; with every point kept the rings are the contour, which never crosses.
     while True:
-        crossing = [(i, a, b) for i, a, b in _crossing_chords(closed, keeps) if b - a > 1]
-        if not crossing:
+        a, b = _crossing_chords(chain, keep, ring_of)
+        wide = b - a > 1
+        if not wide.any():
             break
-        for ring_index, a, b in crossing:
-            _split(closed[ring_index], keeps[ring_index], a, b, tolerance)
-    return [c[k][:-1] for c, k in zip(closed, keeps)]
+        _split(chain, keep, settled, a[wide], b[wide], tolerance)
+    return [chain[f:l][keep[f:l]] for f, l in zip(first, last)]
 
 
-def _simplify_ring(ring, tolerance):
-    """Mask of kept points on the closed chain ring + ring[0] (first and last are the same point)."""
-    n = len(ring)
-    chain = np.vstack([ring, ring[:1]])
-    keep = np.zeros(n + 1, bool)
-    keep[n] = True
-    for coord in (ring[:, 0], ring[:, 1]):
-        keep[:n] |= (coord <= coord.min() + _TIED) | (coord >= coord.max() - _TIED)
-    idx = np.flatnonzero(keep)
-    _refine(chain, keep, list(zip(idx[:-1], idx[1:])), tolerance)
-    _drop_straight(chain, keep, tolerance)
-    return keep
+def _run_ends(idx):
+    """The first and last of each run of consecutive indices in the sorted `idx`: of points tied for the one
+    to keep, a run of neighbours lies on one line (or one edge of the ring), so its ends stand for it."""
+    if len(idx) < 3:
+        return idx
+    gap = np.diff(idx) > 1
+    return idx[np.concatenate([[True], gap]) | np.concatenate([gap, [True]])]
 
 
-def _drop_straight(chain, keep, tolerance):
+def _drop_straight(chain, keep, tolerance, first, last):
     """Drops kept points that their neighbours' chord may replace (the splits above keep a run's farthest
-    point, which can still sit within rounding of the line through its final neighbours)."""
+    point, which can still sit within rounding of the line through its final neighbours). In chain order;
+    a ring's first and closing points stay."""
     idx = np.flatnonzero(keep)
     prev, nxt = idx[:-2], idx[2:]
     d, rel = chain[nxt] - chain[prev], chain[idx[1:-1]] - chain[prev]
     off = np.abs(d[:, 0] * rel[:, 1] - d[:, 1] * rel[:, 0]) / np.maximum(np.hypot(*d.T), 1e-300)
-    for k in np.flatnonzero(off < _CUT_EPS):
-        i = idx[k + 1]
-        a = i - 1 - np.flatnonzero(keep[i - 1::-1])[0]
-        b = i + 1 + np.flatnonzero(keep[i + 1:])[0]
-        keep[i] = False
-        if _worst(chain, a, b, tolerance) is not None:
-            keep[i] = True
+    ends = np.zeros(len(chain), bool)
+    ends[first] = ends[last] = True
+    before, after = list(range(-1, len(idx) - 1)), list(range(1, len(idx) + 1))  # kept neighbours, by rank
+    for k in (np.flatnonzero((off < _CUT_EPS) & ~ends[idx[1:-1]]) + 1).tolist():
+        p, q = before[k], after[k]
+        if _worst(chain, np.array([idx[p]]), np.array([idx[q]]), tolerance)[1][0]:
+            keep[idx[k]] = False
+            after[p], before[q] = q, p
 
 
-def _refine(chain, keep, spans, tolerance):
-    """Keeps points inside the spans (a, b) until every chord between kept points may replace its run."""
-    stack = list(spans)
-    while stack:
-        a, b = stack.pop()
-        k = _worst(chain, a, b, tolerance)
-        if k is not None:
-            keep[k] = True
-            ends = np.concatenate([[a], k, [b]])
-            stack += list(zip(ends[:-1], ends[1:]))
-
-
-def _tied(values, best):
-    """Every index whose value is within _TIED of the best one (so mirror images are kept together)."""
-    return np.flatnonzero(np.abs(values - values[best]) <= _TIED)
+def _refine(chain, keep, settled, tolerance):
+    """Keeps points until every chord between kept points may replace its run: Douglas-Peucker, every span
+    not yet settled checked in the same pass."""
+    while True:
+        idx = np.flatnonzero(keep)
+        a, b = idx[:-1], idx[1:]
+        todo = ~settled[a]
+        settled[a[todo & (b - a < 2)]] = True
+        todo &= b - a >= 2
+        if not todo.any():
+            return
+        a = a[todo]
+        more, ok = _worst(chain, a, b[todo], tolerance)
+        settled[a[ok]] = True
+        keep[more] = True
 
 
 def _worst(chain, a, b, tolerance):
-    """The points that must be kept between a and b (all tied for it), or None if the chord a-b may replace
-    them."""
-    if b - a < 2:
-        return None
-    start, run = chain[a], chain[a + 1:b]
-    d = chain[b] - start
-    length = np.hypot(*d)
-    rel = run - start
-    if length < 1e-12:
-        far = np.hypot(*rel.T)
-        return a + 1 + _tied(far, np.argmax(far))
-    side = (d[0] * rel[:, 1] - d[1] * rel[:, 0]) / length  # > 0: inside (left of the chord)
-    if side.min() < -_CUT_EPS:
-        return a + 1 + _tied(side, np.argmin(side))
+    """For the spans a[i]..b[i] (kept points, b[i] - a[i] >= 2): the points that must be kept (for each span
+    every point tied for it, as the ends of runs of neighbours), and whether each span's chord may replace
+    its run."""
+    span, starts, pos, d, rel, length = _runs(chain, a, b)
+    degenerate = length < 1e-12
+    with np.errstate(divide="ignore", invalid="ignore"):
+        side = (d[:, 0] * rel[:, 1] - d[:, 1] * rel[:, 0]) / length  # > 0: inside (left of the chord)
+        t = np.clip((rel * d).sum(axis=1) / length**2, 0.0, 1.0)
+    dist = np.hypot(*(rel - t[:, None] * d).T)
+    # Which test each span fails first, and the score whose maximum picks the point to keep for it.
+    cut = (np.minimum.reduceat(side, starts) < -_CUT_EPS)[span]
     # Pixel contours put points at exactly the tolerance: within _TIED it counts as within, whichever way
     # rounding went, so mirror images take the same branch.
-    if side.max() > tolerance + _TIED:  # farther than that from the line, so from the chord too
-        return a + 1 + _tied(side, np.argmax(side))
-    t = np.clip(rel @ d / length**2, 0.0, 1.0)
-    dist = np.hypot(*(rel - t[:, None] * d).T)
-    if dist.max() <= tolerance + _TIED:
-        return None
-    return a + 1 + _tied(dist, np.argmax(dist))
+    wide = (np.maximum.reduceat(side, starts) > tolerance + _TIED)[span]  # farther from the line, so the chord
+    far = (np.maximum.reduceat(dist, starts) > tolerance + _TIED)[span]
+    score = np.where(degenerate, np.hypot(*rel.T),
+                     np.where(cut, -side, np.where(wide, side, np.where(far, dist, -np.inf))))
+    fails = (degenerate | cut | wide | far)
+    best = np.maximum.reduceat(score, starts)[span]
+    more = pos[fails & (score >= best - _TIED)]  # the best itself, and every point tied for it
+    ok = ~np.logical_or.reduceat(fails, starts)
+    return _run_ends(more), ok
 
 
-def _split(chain, keep, a, b, tolerance):
-    """Keeps the points of the run a..b farthest from its chord (all tied for it; from its start, if the chord
+def _runs(chain, a, b):
+    """The points strictly between a[i] and b[i], all runs in one array: for each point its run, where each run
+    starts in it, the point's index in the chain, its run's chord (b - a) and the point relative to a, and the
+    chord's length."""
+    counts = b - a - 1
+    span = np.repeat(np.arange(len(a)), counts)
+    starts = np.cumsum(counts) - counts
+    pos = a[span] + 1 + np.arange(len(span)) - starts[span]
+    d = (chain[b] - chain[a])[span]
+    return span, starts, pos, d, chain[pos] - chain[a][span], np.hypot(*d.T)
+
+
+def _split(chain, keep, settled, a, b, tolerance):
+    """Keeps the points of each run a..b farthest from its chord (all tied for it; from its start, if the chord
     is degenerate), then whatever the new chords need so that they do not cut the art either (a chord that
     was valid for the whole run is not necessarily valid for part of it)."""
-    if b - a < 2:
-        return
-    start, d = chain[a], chain[b] - chain[a]
-    rel = chain[a + 1:b] - start
-    length = np.hypot(*d)
-    dist = np.abs(d[0] * rel[:, 1] - d[1] * rel[:, 0]) / length if length > 1e-12 else np.hypot(*rel.T)
-    k = a + 1 + _tied(dist, np.argmax(dist))
-    keep[k] = True
-    ends = np.concatenate([[a], k, [b]])
-    _refine(chain, keep, list(zip(ends[:-1], ends[1:])), tolerance)
+    span, starts, pos, d, rel, length = _runs(chain, a, b)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        dist = np.where(length > 1e-12, np.abs(d[:, 0] * rel[:, 1] - d[:, 1] * rel[:, 0]) / length,
+                        np.hypot(*rel.T))
+    best = np.maximum.reduceat(dist, starts)[span]
+    keep[_run_ends(pos[dist >= best - _TIED])] = True
+    settled[a] = False
+    _refine(chain, keep, settled, tolerance)
 
 
-def _crossing_chords(closed, keeps):
-    """(ring, a, b) of every chord that crosses or touches a chord it does not share an end with."""
-    starts, ends, owner = [], [], []
-    for i, (chain, keep) in enumerate(zip(closed, keeps)):
-        idx = np.flatnonzero(keep)
-        starts.append(chain[idx[:-1]])
-        ends.append(chain[idx[1:]])
-        owner.append(np.stack([np.full(len(idx) - 1, i), idx[:-1], idx[1:], np.arange(len(idx) - 1),
-                               np.full(len(idx) - 1, len(idx) - 1)], axis=1))
-    p, q, owner = np.concatenate(starts), np.concatenate(ends), np.concatenate(owner)
+def _crossing_chords(chain, keep, ring_of):
+    """(a, b): the kept points at the ends of every chord that crosses or touches a chord it does not share an
+    end with."""
+    idx = np.flatnonzero(keep)
+    chord = ring_of[idx[:-1]] == ring_of[idx[1:]]
+    a, b = idx[:-1][chord], idx[1:][chord]
+    p, q, ring = chain[a], chain[b], ring_of[a]
+    # Each chord's rank in its ring and the ring's chord count: a ring's last chord meets its first.
+    count = np.bincount(ring)
+    rank = np.arange(len(a)) - (np.cumsum(count) - count)[ring]
+    owner = np.stack([ring, rank, count[ring]], axis=1)
 
     pairs = _near_pairs(p, q)
     if len(pairs) == 0:
-        return []
+        return a[:0], b[:0]
     i, j = pairs.T
     same_ring = owner[i, 0] == owner[j, 0]
-    gap = np.abs(owner[i, 3] - owner[j, 3])
-    adjacent = same_ring & ((gap == 1) | (gap == owner[i, 4] - 1))
+    gap = np.abs(owner[i, 1] - owner[j, 1])
+    adjacent = same_ring & ((gap == 1) | (gap == owner[i, 2] - 1))
     i, j = i[~adjacent], j[~adjacent]
     hit = _segments_meet(p[i], q[i], p[j], q[j]) | (_segment_distance(p[i], q[i], p[j], q[j]) < MIN_GAP)
     bad = np.unique(np.concatenate([i[hit], j[hit]]))
-    return [tuple(owner[k, :3]) for k in bad]
+    return a[bad], b[bad]
 
 
 def _near_pairs(p, q, step=4.0):

@@ -9,7 +9,9 @@ where no triangulation can. The constrained Delaunay triangulation itself is pas
 `mathutils.geometry.delaunay_2d_cdt`.
 """
 
+import math
 from dataclasses import dataclass
+from itertools import chain
 
 import numpy as np
 from scipy.sparse import coo_matrix
@@ -44,8 +46,9 @@ class Outline:
         for ring in rings:
             nxt = np.roll(ring, -1, axis=0)
             cuts = _edge_cuts(np.hypot(*(nxt - ring).T), spacing)
-            edge = np.repeat(np.arange(len(ring)), [len(c) for c in cuts])
-            t = np.concatenate(cuts)
+            counts = [len(c) for c in cuts]
+            edge = np.repeat(np.arange(len(ring)), counts)
+            t = np.fromiter(chain.from_iterable(cuts), float, count=sum(counts))
             pts = ring[edge] + t[:, None] * (nxt - ring)[edge]
             idx = np.arange(len(pts)) + offset
             points.append(pts)
@@ -66,12 +69,11 @@ def _edge_cuts(length, spacing, ratio=2.0):
     Pieces grow by `ratio` from each end, starting from the neighbouring edge's length, up to `spacing`:
     a long edge next to a short one is cut finely only near the short one.
     """
-    cuts = []
     ends = np.minimum(np.roll(length, 1), spacing), np.minimum(np.roll(length, -1), spacing)
-    for total, a, b in zip(length, *ends):
-        if total <= spacing and total <= ratio * min(a, b):
-            cuts.append([0.0])
-            continue
+    whole = (length <= spacing) & (length <= ratio * np.minimum(*ends))
+    cuts = [[0.0]] * len(length)
+    for i in np.flatnonzero(~whole).tolist():  # plain floats: a few cuts each, numpy would cost more
+        total, a, b = float(length[i]), float(ends[0][i]), float(ends[1][i])
         left = _growing(a, ratio, spacing, total / 2)
         right = _growing(b, ratio, spacing, total / 2)
         lo, hi = (left[-1] if left else 0.0), total - (right[-1] if right else 0.0)
@@ -79,9 +81,10 @@ def _edge_cuts(length, spacing, ratio=2.0):
             # The two runs meet in the middle: one cut there, not two a sliver apart.
             left[-1] = lo = hi = (lo + hi) / 2
             right.pop()
-        middle = np.linspace(lo, hi, max(int(np.ceil((hi - lo) / spacing)), 1) + 1)[1:-1].tolist()
-        inner = np.unique(np.array(left + middle + [total - r for r in right]) / total)
-        cuts.append(np.concatenate([[0.0], inner[(inner > 1e-9) & (inner < 1 - 1e-9)]]))
+        pieces = max(math.ceil((hi - lo) / spacing), 1)
+        middle = [lo + j * ((hi - lo) / pieces) for j in range(1, pieces)]
+        inner = sorted({x / total for x in left + middle + [total - r for r in right]})
+        cuts[i] = [0.0] + [x for x in inner if 1e-9 < x < 1 - 1e-9]
     return cuts
 
 
@@ -175,21 +178,28 @@ def quality_triangulation(outline, interior, cdt, min_angle=21.0, max_rounds=25)
 
     Holes and separate islands come from the rings themselves (see `_inside_triangles`). The first
     triangulation is global; each refinement round then triangulates again only the triangles the new
-    points change.
+    points change, and looks again only at those and at the ones it could not fix yet (a triangle that
+    was good stays good while it exists).
     """
     points, segments, sharp = outline.points, outline.segments, outline.sharp
     points = np.vstack([points, interior]) if len(interior) else points
     sharp = np.concatenate([sharp, np.zeros(len(points) - len(sharp), bool)])
     seg_floor = max(float(np.median(outline.size)) / 256.0, 0.02)
     tris = _inside_triangles(points, segments, cdt(points, segments))
+    look = np.ones(len(tris), bool)
     for _ in range(max_rounds):
         # One batch per round: split every encroached outline edge, insert every other circumcentre.
-        new_points, enc = _circumcentres_to_add(points, segments, tris, sharp, min_angle, seg_floor)
-        enc |= _encroached_segments(points, segments, tris, seg_floor)
-        mid, ok = _clear_splits(points, segments, enc, sharp)
+        seen = np.flatnonzero(look)
+        new_points, enc, bad = _circumcentres_to_add(points, segments, tris[seen], sharp, min_angle, seg_floor)
+        enc_by, encroaching = _encroached_segments(points, segments, tris[seen], seg_floor)
+        enc |= enc_by
+        look[:] = False
+        look[seen[bad | encroaching]] = True
+        tree = cKDTree(points)
+        mid, ok = _clear_splits(tree, points, segments, enc, sharp)
         enc[np.flatnonzero(enc)[~ok]] = False
         mid = mid[ok]
-        new_points = new_points[_clear_of(np.vstack([points, mid]), new_points)]
+        new_points = new_points[_clear_of([tree, cKDTree(mid)] if len(mid) else [tree], new_points)]
         if not enc.any() and not len(new_points):
             break
         first_new, split = len(points), segments[enc]
@@ -197,16 +207,17 @@ def quality_triangulation(outline, interior, cdt, min_angle=21.0, max_rounds=25)
             points, segments = _split_segments(points, segments, enc, mid)
         points = np.vstack([points, new_points])
         sharp = np.concatenate([sharp, np.zeros(len(points) - len(sharp), bool)])
-        tris = _retriangulate(points, tris, first_new, split, cdt)
+        tris, look = _retriangulate(points, tris, look, first_new, split, cdt)
     used = np.unique(tris)
     remap = np.full(len(points), -1)
     remap[used] = np.arange(len(used))
     return points[used], remap[tris]
 
 
-def _retriangulate(points, tris, first_new, split, cdt):
-    """`tris` with the points from `first_new` on inserted: the outline edges `split` were cut at the points
-    first_new, first_new + 1, ... in order, the rest are interior points.
+def _retriangulate(points, tris, flags, first_new, split, cdt):
+    """`tris` with the points from `first_new` on inserted, and `flags` (per triangle) for them, the new
+    triangles flagged: the outline edges `split` were cut at the points first_new, first_new + 1, ... in
+    order, the rest are interior points.
 
     The cavity is every triangle whose circumcircle holds a new point (Bowyer-Watson), which includes the
     triangle each point falls in and the one along each split edge. Only the cavity is triangulated again,
@@ -237,7 +248,7 @@ def _retriangulate(points, tris, first_new, split, cdt):
     to_local[local] = np.arange(len(local))
     sub_points, sub_segments = points[local], to_local[boundary]
     sub = _inside_triangles(sub_points, sub_segments, cdt(sub_points, sub_segments))
-    return np.vstack([tris[~cavity], local[sub]])
+    return np.vstack([tris[~cavity], local[sub]]), np.concatenate([flags[~cavity], np.ones(len(sub), bool)])
 
 
 def triangle_angles(points, tris):
@@ -301,9 +312,11 @@ def _edge_key(edges, n):
 
 
 def _encroached_segments(points, segments, tris, seg_floor):
-    """Outline edges whose diametral circle holds the opposite vertex of their inside triangle."""
+    """Outline edges whose diametral circle holds the opposite vertex of their inside triangle, and which
+    of `tris` are those triangles."""
     n = len(points)
     enc = np.zeros(len(segments), bool)
+    encroaching = np.zeros(len(tris), bool)
     seg_key = _edge_key(segments, n)
     order = np.argsort(seg_key)
     for i, j, opp in ((0, 1, 2), (1, 2, 0), (2, 0, 1)):
@@ -314,8 +327,9 @@ def _encroached_segments(points, segments, tris, seg_floor):
         v = points[tris[hit, j]] - points[tris[hit, opp]]
         obtuse = np.einsum("ij,ij->i", u, v) < -1e-12 * np.einsum("ij,ij->i", u, u)
         enc[order[pos[hit][obtuse]]] = True
+        encroaching[np.flatnonzero(hit)[obtuse]] = True
     length = np.hypot(*(points[segments[:, 1]] - points[segments[:, 0]]).T)
-    return enc & (length > 2 * seg_floor)
+    return enc & (length > 2 * seg_floor), encroaching
 
 
 def _split_points(points, segments, enc, sharp, shift=0.0):
@@ -333,10 +347,10 @@ def _split_points(points, segments, enc, sharp, shift=0.0):
     return pa + t[:, None] * (pb - pa)
 
 
-def _clear_splits(points, segments, enc, sharp, gap=MIN_VERTEX_GAP):
+def _clear_splits(tree, points, segments, enc, sharp, gap=MIN_VERTEX_GAP):
     """Split points for the flagged outline edges, and which of them have room: one that falls within `gap`
-    of another point (a vertex of a ring that passes a hair away) moves along its edge instead."""
-    tree = cKDTree(points)
+    of another point (a vertex of a ring that passes a hair away) moves along its edge instead. `tree`: a
+    cKDTree of `points`."""
     mid = _split_points(points, segments, enc, sharp)
     found = np.zeros(len(mid), bool)
     for shift in (0.0, -0.2, 0.2):
@@ -344,7 +358,7 @@ def _clear_splits(points, segments, enc, sharp, gap=MIN_VERTEX_GAP):
         take = ~found & np.isinf(tree.query(alt, distance_upper_bound=gap)[0])
         mid[take] = alt[take]
         found |= take
-    return mid, found & _clear_of(np.empty((0, 2)), mid, gap)
+    return mid, found & _clear_of([], mid, gap)
 
 
 def _split_segments(points, segments, enc, mid):
@@ -355,23 +369,27 @@ def _split_segments(points, segments, enc, mid):
     return np.vstack([points, mid]), segments
 
 
-def _clear_of(points, new, gap=MIN_VERTEX_GAP):
-    """Mask of the `new` points at least `gap` from every point and from each other (of two that crowd each
-    other, the first stays). Two sides of a needle-sharp corner would otherwise be split a hair apart."""
+def _clear_of(trees, new, gap=MIN_VERTEX_GAP):
+    """Mask of the `new` points at least `gap` from every point in `trees` (cKDTrees) and from each other (of
+    two that crowd each other, the first stays). Two sides of a needle-sharp corner would otherwise be split a
+    hair apart."""
     if not len(new):
         return np.zeros(0, bool)
-    ok = np.isinf(cKDTree(points).query(new, distance_upper_bound=gap)[0]) if len(points) else np.ones(len(new), bool)
+    ok = np.ones(len(new), bool)
+    for tree in trees:
+        ok &= np.isinf(tree.query(new, distance_upper_bound=gap)[0])
     ok[cKDTree(new).query_pairs(gap, output_type="ndarray").max(axis=1, initial=-1)] = False
     return ok
 
 
 def _circumcentres_to_add(points, segments, tris, sharp, min_angle, seg_floor):
-    """Circumcentres of skinny triangles to insert, and the outline edges they encroach (split instead)."""
+    """Circumcentres of skinny triangles to insert, the outline edges they encroach (split instead), and
+    which of `tris` are skinny."""
     angles = triangle_angles(points, tris)
     bad = (angles.min(axis=1) < min_angle) & ~sharp[tris].any(axis=1)
     enc = np.zeros(len(segments), bool)
     if not bad.any():
-        return np.empty((0, 2)), enc
+        return np.empty((0, 2)), enc, bad
     t = tris[bad]
     a, b, c = points[t[:, 0]], points[t[:, 1]], points[t[:, 2]]
     cc, radius = _circumcircles(a, b, c)
@@ -389,9 +407,10 @@ def _circumcentres_to_add(points, segments, tris, sharp, min_angle, seg_floor):
     length = 2 * half
     enc &= length > 2 * seg_floor
     cc, radius = cc[~encroaching], radius[~encroaching]
-    keep = points_in_edges(cc, pa, pb) if len(cc) else np.zeros(0, bool)
+    # A few hundred centres spread over the whole image: narrow bands keep each band's edges few (5x faster).
+    keep = points_in_edges(cc, pa, pb, band=64) if len(cc) else np.zeros(0, bool)
     cc, radius = cc[keep], radius[keep]
-    return _spread_out(cc, radius), enc
+    return _spread_out(cc, radius), enc, bad
 
 
 def _circumcircles(a, b, c):

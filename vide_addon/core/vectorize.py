@@ -94,6 +94,7 @@ def vectorize(alpha, settings, cdt, progress=None):
     spacing = (settings.vertex_spacing or auto_spacing(w, h, opaque)) / factor
     mesh_outline = Outline.from_rings(outline, spacing)
     interior = graded_lattice(work, level, dense, mesh_outline, spacing)
+    report(0.6)
     points, tris = quality_triangulation(mesh_outline, interior, cdt)
     report(0.9)
     areas = [signed_area(r) for r in outline]
