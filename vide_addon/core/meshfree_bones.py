@@ -10,7 +10,7 @@ import numpy as np
 from scipy.spatial import cKDTree
 
 from .geodesic import pairs_within, segment_distance
-from .meshfree import LINK_RADIUS, SPREAD, TOUCH, HandleSet, Samples, meshfree_weights, straight_inside
+from .meshfree import LINK_RADIUS, SPREAD, TOUCH, HandleSet, Samples, meshfree_weights
 
 JOINT_PULL = 0.35  # default pull-in: 90° knee flips 11 triangles (14 at 0.25) within the insertion target
 JOINT_NEAR = 0.2  # bone ends closer than this fraction of the shorter bone (or TOUCH spacings) are a joint
@@ -104,7 +104,7 @@ class BoneRig:
         along = points[samples.domain.inside(points)]
         reach = np.full(len(along), LINK_RADIUS * samples.spacing)
         src, dst = pairs_within(samples.tree, along, reach)
-        ok = straight_inside(samples.domain, along[src], samples.points[dst])
+        ok = samples.outline.straight(along[src], samples.points[dst])
         if not ok.any():
             return self._nearest_sample(points), None
         src, dst = src[ok], dst[ok]
