@@ -170,7 +170,7 @@ def _off_outline(domain, pts, spacing):
     where the clearance bound does not already say so)."""
     off = domain.clear.at(pts) > 1e-3 * spacing
     near = np.flatnonzero(~off)
-    off[near] = _outline_distance(domain, pts[near], spacing) > 1e-3 * spacing
+    off[near] = _outline_distance(domain, pts[near], 2e-3 * spacing) > 1e-3 * spacing
     return off
 
 
@@ -226,7 +226,10 @@ class Outline:
         """Whether each segment p-q (from vertex `start`, or from a point) stays inside the mesh: covered by
         clear disks, or else leaving its start vertex inwards and touching no boundary edge but at its ends
         (as Domain.exactly_visible)."""
-        ok = self.domain.clear.covers(p, q)
+        ok = np.zeros(len(p), bool)
+        # From a boundary vertex no clear disk covers the first part of a segment: those go to the exact test.
+        free = np.arange(len(p)) if start is None else np.flatnonzero(~self.domain.on_boundary[start])
+        ok[free] = self.domain.clear.covers(p[free], q[free])
         rest = np.flatnonzero(~ok)
         if len(rest) == 0:
             return ok

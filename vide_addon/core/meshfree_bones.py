@@ -47,7 +47,7 @@ class BoneRig:
         self.samples = Samples.from_mesh(points, tris, spacing, extra=extra)
         first = len(self.samples.points) - len(extra)
         inside = self.samples.domain.inside(extra)
-        self.outside = [self._outside(h, t) for h, t in zip(self.heads, self.tails)]
+        self.outside = self._outside(self.heads, self.tails)
         handles = []
         for s in slices:
             own = first + np.arange(s.start, s.stop)[inside[s]]
@@ -69,7 +69,7 @@ class BoneRig:
         idx, steps = self._attach(a, b)
         self.handles.add(idx, steps)
         self.heads, self.tails = np.vstack([self.heads, head]), np.vstack([self.tails, tail])
-        self.outside.append(self._outside(head, tail))
+        self.outside += self._outside([head], [tail])
         return True
 
     def vertex_weights(self):
@@ -113,10 +113,11 @@ class BoneRig:
         first = np.r_[True, dst[order][1:] != dst[order][:-1]]
         return dst[order][first], steps[order][first]
 
-    def _outside(self, head, tail):
-        """Whether the whole bone (not only its pulled-in handle) lies outside the mesh."""
-        points, _ = bone_handles([head], [tail], self.spacing)
-        return not self.samples.domain.inside(points).any()
+    def _outside(self, heads, tails):
+        """Whether each whole bone (not only its pulled-in handle) lies outside the mesh."""
+        points, slices = bone_handles(heads, tails, self.spacing)
+        inside = self.samples.domain.inside(points)
+        return [not inside[s].any() for s in slices]
 
     def _nearest_sample(self, points):
         """The lattice sample nearest to any of `points` (a bone outside the mesh starts there)."""
