@@ -625,7 +625,8 @@ class HandleSet:
 def _links_from(graph, rows):
     """The graph links leaving `rows`, as (position in `rows`, other end, entry in the matrix's arrays):
     cheaper than slicing the matrix."""
-    starts, counts = graph.indptr[rows], np.diff(graph.indptr)[rows]
+    starts = graph.indptr[rows]
+    counts = graph.indptr[rows + 1] - starts
     src = np.repeat(np.arange(len(rows)), counts)
     entry = np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(len(src))
     return src, graph.indices[entry], entry
@@ -643,7 +644,11 @@ def _tie(d):
 
 def _widen(a, columns):
     """`a` with zero columns added up to `columns`."""
-    return np.pad(a, ((0, 0), (0, columns - a.shape[1]))) if a.shape[1] < columns else a
+    if a.shape[1] >= columns:
+        return a
+    wide = np.zeros((a.shape[0], columns), a.dtype)  # not np.pad, which writes every new zero itself
+    wide[:, :a.shape[1]] = a
+    return wide
 
 
 def _blended(basis, blend):
