@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 from scipy.sparse import csr_matrix
-from test_geodesic_and_weights import LEGS, polygon_mesh
+from test_geodesic_and_weights import ELL, LEGS, polygon_mesh
 from vide_addon.core.meshfree import Samples, bezier_falloff, meshfree_weights
 
 # Five handles on two legs; the two on each leg sit close, so cells reach past their neighbours.
@@ -297,3 +297,54 @@ def test_pulling_chained_bones_further_in_widens_the_bend_at_their_joint():
         assert mixed.min() < 120 < mixed.max(), "the band sits on the joint"
         width[pull] = mixed.max() - mixed.min()
     assert width[0.45] > 2 * width[0.15], width
+
+
+def outline_gap(x, a, b):
+    """Distance from each point to the nearest of the edges a-b."""
+    ab = (b - a)[None]
+    t = np.clip(((x[:, None] - a[None]) * ab).sum(axis=2) / (ab * ab).sum(axis=2), 0.0, 1.0)
+    return np.hypot(*(x[:, None] - a[None] - t[..., None] * ab).transpose(2, 0, 1)).min(axis=1)
+
+
+def crosses(p, q, a, b):
+    """Whether segments p-q and a-b (n of each, m edges) properly cross: (n, m), exact orientation signs."""
+    def orient(o, u, v):
+        return np.sign((u[..., 0] - o[..., 0]) * (v[..., 1] - o[..., 1]) - (u[..., 1] - o[..., 1]) * (v[..., 0] - o[..., 0]))
+    p, q, a, b = p[:, None], q[:, None], a[None], b[None]
+    return (orient(a, b, p) * orient(a, b, q) < 0) & (orient(p, q, a) * orient(p, q, b) < 0)
+
+
+@pytest.mark.parametrize("poly", [LEGS, ELL])
+def test_the_outline_grid_tells_inside_segments_as_a_brute_force_crossing_test_does(poly):
+    """Outline.straight (the samples' and vertex links' visibility test) against every boundary edge tried in
+    turn: a segment stays inside when it leaves its start inwards and properly crosses no boundary edge
+    (random ends, none within a hundredth of a pixel of the outline, where the test's rounding tolerance
+    would count it as touching)."""
+    pts, tris = polygon_mesh(poly, 3.0, jitter=0.2, seed=3)
+    samples = Samples.from_mesh(pts, tris, 2.0)
+    domain, outline = samples.domain, samples.outline
+    a, b = domain.points[domain.boundary[:, 0]], domain.points[domain.boundary[:, 1]]
+    rng = np.random.default_rng(5)
+    lo, hi = domain.points.min(axis=0), domain.points.max(axis=0)
+    inside = rng.uniform(lo, hi, (6000, 2))
+    inside = inside[domain.inside(inside) & (outline_gap(inside, a, b) > 0.01)]
+    # From a point: to a point up to 4 spacings away. From a vertex (a third of them on the outline): likewise.
+    p = inside[:2000]
+    q = p + rng.normal(0.0, 4.0, p.shape)
+    far = outline_gap(q, a, b) > 0.01
+    p, q = p[far], q[far]
+    start = rng.choice(np.flatnonzero(domain.on_boundary), 1000)
+    start = np.concatenate([start, rng.integers(0, len(domain.points), 2000)])
+    vq = domain.points[start] + rng.normal(0.0, 4.0, (len(start), 2))
+    far = outline_gap(vq, a, b) > 0.01
+    start, vq = start[far], vq[far]
+    ends_inside = domain.inside(q)
+    expected = ends_inside & ~crosses(p, q, a, b).any(axis=1)
+    assert np.array_equal(outline.straight(p, q), expected)
+    step = 1e-6 * (vq - domain.points[start])
+    leaves = domain.inside(domain.points[start] + step) | ~domain.on_boundary[start]
+    own = (domain.boundary[None, :, 0] == start[:, None]) | (domain.boundary[None, :, 1] == start[:, None])
+    expected = domain.inside(vq) & leaves & ~(crosses(domain.points[start], vq, a, b) & ~own).any(axis=1)
+    got = outline.straight(domain.points[start], vq, start)
+    assert np.array_equal(got, expected)
+    assert 0.2 < got.mean() < 0.9 and 0.2 < expected[:1000].mean(), "both kinds of answer were tested"

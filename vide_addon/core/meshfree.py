@@ -21,7 +21,7 @@ from scipy.sparse.csgraph import dijkstra
 from scipy.spatial import cKDTree
 
 from .errors import VideError
-from .geodesic import Domain, one_per_cell, pairs_within
+from .geodesic import Domain, _touch, one_per_cell, pairs_within
 from .weights import bezier_falloff
 
 LINK_RADIUS = 2.3  # in lattice spacings: links in 16 directions, graph distances within 3% of straight ones
@@ -43,6 +43,7 @@ class Samples:
     spacing: float
     graph: csr_matrix
     domain: Domain
+    outline: "Outline"
     vertex_near: np.ndarray  # (vertices, k) sample indices
     vertex_step: np.ndarray  # (vertices, k) straight lengths, inf where the vertex does not see the sample
     sample_vertices: csr_matrix = None  # (samples, vertices): which vertices look at each sample
@@ -54,22 +55,28 @@ class Samples:
         """A lattice at `spacing` inside the mesh (centred on its bounding box, so two meshes of one shape
         share it) and the `extra` points (handle samples) as graph nodes; the mesh vertices linked to them."""
         domain = Domain.from_mesh(points, tris, links=False)
+        outline = Outline(domain, spacing)
         lattice = _lattice(domain, spacing)
-        lattice = np.vstack([lattice, _fill_thin_parts(domain, tris, lattice, spacing)])
+        lattice = np.vstack([lattice, _fill_thin_parts(outline, tris, lattice, spacing)])
         pts = np.vstack([lattice, np.asarray(extra, float).reshape(-1, 2)])
-        graph = _link_graph(domain, pts, LINK_RADIUS * spacing)
+        clear = domain.clear.at(pts)
+        graph = _link_graph(outline, pts, clear, LINK_RADIUS * spacing)
         k = min(K_NEIGHBOURS, len(pts))
         tree = cKDTree(pts)
         step, near = tree.query(domain.points, k=k)
         step, near = step.reshape(-1, k), near.reshape(-1, k)
         verts = np.arange(len(domain.points))
-        for col in range(k):
-            step[~domain.visible(verts, q=pts[near[:, col]]), col] = np.inf
+        # A vertex sees a sample when their clear disks cover the step between them, else when the step stays inside.
+        seen = step <= domain.clearance[:, None] + clear[near]
+        rest = np.flatnonzero(~seen.ravel())
+        seen.ravel()[rest] = outline.straight(domain.points[rest // k], pts[near.ravel()[rest]], rest // k)
+        step[~seen] = np.inf
         _along_edges(domain, near, step)
         looked_at = coo_matrix((np.ones(near.size), (near.ravel(), np.repeat(verts, k))),
                                shape=(len(pts), len(verts))).tocsr()
         # Made now, so that inserting a bone later (the part that must be quick) only writes its steps.
-        return cls(pts, len(lattice), spacing, graph, domain, near, step, looked_at, tree, _SourceGraph(graph, 4096))
+        return cls(pts, len(lattice), spacing, graph, domain, outline, near, step, looked_at, tree,
+                   _SourceGraph(graph, 4096))
 
     def distance(self, sources, offsets=None, limit=np.inf):
         """Distances from a handle: its samples `sources`, each a straight step (`offsets`) from it, up to
@@ -129,21 +136,42 @@ def _lattice(domain, spacing):
     gy = centre[1] + np.arange(-half[1], half[1] + 1) * spacing
     pts = np.stack(np.meshgrid(gx, gy), axis=-1).reshape(-1, 2)
     pts = pts[domain.inside(pts)] if len(pts) else pts
-    return pts[_outline_distance(domain, pts, spacing) > 1e-3 * spacing]
+    return pts[_off_outline(domain, pts, spacing)]
 
 
-def _fill_thin_parts(domain, tris, lattice, spacing):
+def _fill_thin_parts(outline, tris, lattice, spacing):
     """Samples for the parts of the shape thinner than the lattice spacing (a hoof a few pixels wide), where
     the lattice may have none or a chain of them too far apart to link: triangle centres of the mesh that
     see no lattice sample within 1.5 spacings, at most one per half-spacing cell. Elsewhere the samples do
     not depend on the mesh."""
-    centres = domain.points[np.asarray(tris, np.int64).reshape(-1, 3)].mean(axis=1)
-    centres = centres[_outline_distance(domain, centres, spacing) > 1e-3 * spacing]
+    centres = outline.domain.points[np.asarray(tris, np.int64).reshape(-1, 3)].mean(axis=1)
+    centres = centres[_off_outline(outline.domain, centres, spacing)]
     if len(lattice):
-        query, near = pairs_within(cKDTree(lattice), centres, np.full(len(centres), 1.5 * spacing))
-        seen = straight_inside(domain, centres[query], lattice[near])
-        centres = centres[np.setdiff1d(np.arange(len(centres)), query[seen])]
+        centres = centres[~_sees_any(outline, centres, lattice, 1.5 * spacing)]
     return centres[one_per_cell(centres, np.arange(len(centres)), 0.5 * spacing)]
+
+
+def _sees_any(outline, pts, targets, radius):
+    """Whether each point sees (in a straight line inside the mesh) any of `targets` within `radius`: the
+    nearest is tried first, the others only for the points that do not see it."""
+    tree = cKDTree(targets)
+    gap, nearest = tree.query(pts)
+    seen = gap <= radius
+    test = np.flatnonzero(seen)
+    seen[test] = outline.straight(pts[test], targets[nearest[test]])
+    rest = np.flatnonzero(~seen)
+    query, near = pairs_within(tree, pts[rest], np.full(len(rest), radius))
+    seen[rest[query[outline.straight(pts[rest[query]], targets[near])]]] = True
+    return seen
+
+
+def _off_outline(domain, pts, spacing):
+    """Whether each point lies farther than a thousandth of `spacing` from the mesh outline (measured only
+    where the clearance bound does not already say so)."""
+    off = domain.clear.at(pts) > 1e-3 * spacing
+    near = np.flatnonzero(~off)
+    off[near] = _outline_distance(domain, pts[near], 2e-3 * spacing) > 1e-3 * spacing
+    return off
 
 
 def _outline_distance(domain, pts, cap):
@@ -159,27 +187,97 @@ def _outline_distance(domain, pts, cap):
     return out
 
 
-def _link_graph(domain, pts, radius):
-    """Symmetric graph of straight links between samples closer than `radius` that stay inside. A radius,
-    not k nearest: on a lattice, ties among equally near points would be broken by index, and mirrored
-    input would get an unmirrored graph."""
+def _link_graph(outline, pts, clear, radius):
+    """Symmetric graph of straight links between samples closer than `radius` that stay inside (`clear`: a
+    lower bound of each sample's distance to the outline). A radius, not k nearest: on a lattice, ties among
+    equally near points would be broken by index, and mirrored input would get an unmirrored graph."""
     n = len(pts)
     pairs = cKDTree(pts).query_pairs(radius, output_type='ndarray')
-    pairs = pairs[straight_inside(domain, pts[pairs[:, 0]], pts[pairs[:, 1]])]
     length = np.hypot(*(pts[pairs[:, 1]] - pts[pairs[:, 0]]).T)
+    inside = length <= clear[pairs[:, 0]] + clear[pairs[:, 1]]  # the two ends' clear disks cover the link
+    rest = np.flatnonzero(~inside)
+    inside[rest] = outline.straight(pts[pairs[rest, 0]], pts[pairs[rest, 1]])
+    pairs, length = pairs[inside], length[inside]
     rows = np.concatenate([pairs[:, 0], pairs[:, 1]])
     cols = np.concatenate([pairs[:, 1], pairs[:, 0]])
     return coo_matrix((np.concatenate([length, length]), (rows, cols)), shape=(n, n)).tocsr()
 
 
-def straight_inside(domain, p, q):
-    """Whether each segment p-q stays inside the mesh: a clearance-disk test first, exact for the rest."""
-    ok = domain.clear.covers(p, q)
-    rest = np.flatnonzero(~ok)
-    if len(rest):
-        none = np.full(len(rest), -1)
-        ok[rest] = domain.exactly_visible(p[rest], q[rest], none, none)
-    return ok
+class Outline:
+    """The mesh's boundary edges filed in a grid of square cells, for testing many short segments: a segment
+    can only touch the edges whose boxes meet its box."""
+
+    def __init__(self, domain, cell):
+        """`cell`: the largest cell size (about the length of the segments to test)."""
+        self.domain = domain
+        self.a, self.b = domain.points[domain.boundary[:, 0]], domain.points[domain.boundary[:, 1]]
+        self.box_lo, self.box_hi = lo, hi = self._boxes(self.a, self.b)
+        self.lo = lo.min(axis=0)
+        extent = hi.max(axis=0) - self.lo
+        edge_length = float(np.median(np.hypot(*(self.b - self.a).T)))
+        self.cell = max(min(float(cell), 2.0 * edge_length), float(extent.max()) / 512, 1e-12)
+        self.shape = np.floor(extent / self.cell).astype(np.int64) + 1
+        edge, key = self._cells(lo, hi)
+        order = np.argsort(key, kind="stable")
+        self.edges = edge[order]
+        self.start = np.searchsorted(key[order], np.arange(int(np.prod(self.shape)) + 1))
+
+    def straight(self, p, q, start=None):
+        """Whether each segment p-q (from vertex `start`, or from a point) stays inside the mesh: covered by
+        clear disks, or else leaving its start vertex inwards and touching no boundary edge but at its ends
+        (as Domain.exactly_visible)."""
+        ok = np.zeros(len(p), bool)
+        # From a boundary vertex no clear disk covers the first part of a segment: those go to the exact test.
+        free = np.arange(len(p)) if start is None else np.flatnonzero(~self.domain.on_boundary[start])
+        ok[free] = self.domain.clear.covers(p[free], q[free])
+        rest = np.flatnonzero(~ok)
+        if len(rest) == 0:
+            return ok
+        p, q = p[rest], q[rest]
+        start = np.full(len(rest), -1) if start is None else start[rest]
+        clear = self.domain._leaves_inward(start, q - p)
+        test = np.flatnonzero(clear)
+        seg, edge = self._near(p[test], q[test])
+        ends = self.domain.boundary[edge]
+        at_end = (ends[:, 0] == start[test][seg]) | (ends[:, 1] == start[test][seg])
+        touch = _touch(p[test][seg], q[test][seg], self.a[edge], self.b[edge], self.domain.tolerance) & ~at_end
+        clear[test[seg[touch]]] = False
+        ok[rest] = clear
+        return ok
+
+    def _boxes(self, p, q):
+        tol = self.domain.tolerance
+        return np.minimum(p, q) - tol, np.maximum(p, q) + tol
+
+    def _cells(self, lo, hi):
+        """(box, cell key) for every grid cell each box [lo, hi] overlaps."""
+        c0 = np.clip(np.floor((lo - self.lo) / self.cell).astype(np.int64), 0, self.shape - 1)
+        c1 = np.clip(np.floor((hi - self.lo) / self.cell).astype(np.int64), 0, self.shape - 1)
+        rows = c1[:, 1] - c0[:, 1] + 1
+        count = (c1[:, 0] - c0[:, 0] + 1) * rows
+        box = np.repeat(np.arange(len(lo)), count)
+        k = np.arange(len(box)) - np.repeat(np.cumsum(count) - count, count)
+        x, y = c0[box, 0] + k // rows[box], c0[box, 1] + k % rows[box]
+        return box, x * self.shape[1] + y
+
+    def _near(self, p, q):
+        """(segment, edge) pairs whose boxes overlap, each once: from the cell that holds the lower corner
+        of the overlap."""
+        lo, hi = self._boxes(p, q)
+        seg, key = self._cells(lo, hi)
+        count = self.start[key + 1] - self.start[key]
+        at = np.repeat(self.start[key] - np.cumsum(count) + count, count) + np.arange(count.sum())
+        seg, key, edge = np.repeat(seg, count), np.repeat(key, count), self.edges[at]
+        (x0, y0), (x1, y1), (ex0, ey0), (ex1, ey1) = lo.T, hi.T, self.box_lo.T, self.box_hi.T
+        low_x = np.maximum(x0[seg], ex0[edge])
+        meet = np.flatnonzero((low_x <= np.minimum(x1[seg], ex1[edge])))
+        seg, key, edge, low_x = seg[meet], key[meet], edge[meet], low_x[meet]
+        low_y = np.maximum(y0[seg], ey0[edge])
+        meet = low_y <= np.minimum(y1[seg], ey1[edge])
+        column = np.clip(np.floor((low_x - self.lo[0]) / self.cell).astype(np.int64), 0, self.shape[0] - 1)
+        row = np.clip(np.floor((low_y - self.lo[1]) / self.cell).astype(np.int64), 0, self.shape[1] - 1)
+        once = meet & (column * self.shape[1] + row == key)
+        return seg[once], edge[once]
 
 
 @dataclass
@@ -476,7 +574,6 @@ class HandleSet:
         self._values, self._vertex_values = _widen(self._values, cap), _widen(self._vertex_values, cap)
         rows, self._stale = self._stale, np.zeros(len(self.nearest), bool)
         resized = np.array([i >= old or radius[i] != self._radius[i] for i in order], bool)
-        near_resized = np.zeros(len(self.nearest), bool)
         for i, new_radius in zip(order, resized):
             if not (new_radius or reblended[i]):
                 continue
@@ -485,11 +582,11 @@ class HandleSet:
             rows[reached] = True
             if new_radius:
                 self._basis[reached, i] = bezier_falloff(self._d[reached, i] / radius[i])
-                near_resized[reached] = True
-        # At the vertices, all resized bases at once (beyond its support a basis comes out 0, as it should).
-        verts, columns = self.samples.vertices_near(np.flatnonzero(near_resized)), order[resized]
-        at = self.samples.at_vertices(self._d, verts, columns)
-        self._vertex_basis[np.ix_(verts, columns)] = bezier_falloff(at / radius[columns])
+                # The vertices looking at the samples it reached, old support or new: at any other, the basis
+                # was and stays 0.
+                verts = self.samples.vertices_near(reached)
+                at = self.samples.at_vertices(self._d, verts, [i])[:, 0]
+                self._vertex_basis[verts, i] = bezier_falloff(at / radius[i])
         verts = self.samples.vertices_near(np.flatnonzero(rows))
         rows = np.flatnonzero(rows)
         self._values[rows, :real] = _blended(self._basis[rows, :count], blend)
@@ -528,7 +625,8 @@ class HandleSet:
 def _links_from(graph, rows):
     """The graph links leaving `rows`, as (position in `rows`, other end, entry in the matrix's arrays):
     cheaper than slicing the matrix."""
-    starts, counts = graph.indptr[rows], np.diff(graph.indptr)[rows]
+    starts = graph.indptr[rows]
+    counts = graph.indptr[rows + 1] - starts
     src = np.repeat(np.arange(len(rows)), counts)
     entry = np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(len(src))
     return src, graph.indices[entry], entry
@@ -546,7 +644,11 @@ def _tie(d):
 
 def _widen(a, columns):
     """`a` with zero columns added up to `columns`."""
-    return np.pad(a, ((0, 0), (0, columns - a.shape[1]))) if a.shape[1] < columns else a
+    if a.shape[1] >= columns:
+        return a
+    wide = np.zeros((a.shape[0], columns), a.dtype)  # not np.pad, which writes every new zero itself
+    wide[:, :a.shape[1]] = a
+    return wide
 
 
 def _blended(basis, blend):

@@ -10,7 +10,7 @@ import numpy as np
 from scipy.spatial import cKDTree
 
 from .geodesic import pairs_within, segment_distance
-from .meshfree import LINK_RADIUS, SPREAD, TOUCH, HandleSet, Samples, meshfree_weights, straight_inside
+from .meshfree import LINK_RADIUS, SPREAD, TOUCH, HandleSet, Samples, meshfree_weights
 
 JOINT_PULL = 0.35  # default pull-in: 90° knee flips 11 triangles (14 at 0.25) within the insertion target
 JOINT_NEAR = 0.2  # bone ends closer than this fraction of the shorter bone (or TOUCH spacings) are a joint
@@ -47,7 +47,7 @@ class BoneRig:
         self.samples = Samples.from_mesh(points, tris, spacing, extra=extra)
         first = len(self.samples.points) - len(extra)
         inside = self.samples.domain.inside(extra)
-        self.outside = [self._outside(h, t) for h, t in zip(self.heads, self.tails)]
+        self.outside = self._outside(self.heads, self.tails)
         handles = []
         for s in slices:
             own = first + np.arange(s.start, s.stop)[inside[s]]
@@ -69,7 +69,7 @@ class BoneRig:
         idx, steps = self._attach(a, b)
         self.handles.add(idx, steps)
         self.heads, self.tails = np.vstack([self.heads, head]), np.vstack([self.tails, tail])
-        self.outside.append(self._outside(head, tail))
+        self.outside += self._outside([head], [tail])
         return True
 
     def handle_ends(self):
@@ -109,7 +109,7 @@ class BoneRig:
         along = points[samples.domain.inside(points)]
         reach = np.full(len(along), LINK_RADIUS * samples.spacing)
         src, dst = pairs_within(samples.tree, along, reach)
-        ok = straight_inside(samples.domain, along[src], samples.points[dst])
+        ok = samples.outline.straight(along[src], samples.points[dst])
         if not ok.any():
             return self._nearest_sample(points), None
         src, dst = src[ok], dst[ok]
@@ -118,10 +118,11 @@ class BoneRig:
         first = np.r_[True, dst[order][1:] != dst[order][:-1]]
         return dst[order][first], steps[order][first]
 
-    def _outside(self, head, tail):
-        """Whether the whole bone (not only its pulled-in handle) lies outside the mesh."""
-        points, _ = bone_handles([head], [tail], self.spacing)
-        return not self.samples.domain.inside(points).any()
+    def _outside(self, heads, tails):
+        """Whether each whole bone (not only its pulled-in handle) lies outside the mesh."""
+        points, slices = bone_handles(heads, tails, self.spacing)
+        inside = self.samples.domain.inside(points)
+        return [not inside[s].any() for s in slices]
 
     def _nearest_sample(self, points):
         """The lattice sample nearest to any of `points` (a bone outside the mesh starts there)."""
