@@ -322,3 +322,22 @@ def test_bulk_weight_write_matches_vertex_group_add_and_leaves_the_objects_state
     assert bulk.vertex_groups["paint"].lock_weight
     got = bone_weights(bulk, names)
     assert np.array_equal(got, np.minimum(w, 1.0).astype(np.float32)), "weights as given, in single precision"
+
+
+def test_a_bulk_write_whose_conversion_makes_no_group_falls_back_to_vertex_group_add(scene, vide, monkeypatch):
+    """If Convert Attribute ran but made no group (its behaviour changed in some Blender), the write still stores
+    every weight, the per-entry way, and leaves no temporary attribute behind."""
+    rig = vide.vide_addon.bridge.rig
+    ob = grid_object("bulk", scene.collection)
+    select_only(ob)
+    names = ["a", "b"]
+    w = np.random.default_rng(3).random((len(ob.data.vertices), 2))
+
+    class Inert:
+        def call(self, *_args):
+            return {'FINISHED'}
+
+    monkeypatch.setattr(rig, "_ops", Inert())
+    rig.write_groups(ob, names, w)
+    assert np.array_equal(bone_weights(ob, names), w.astype(np.float32))
+    assert not [a for a in ob.data.attributes.keys() if a.startswith("vide_weights")]

@@ -136,11 +136,14 @@ def _new_groups_by_attribute(ob, names, weights):
                 if old is not None:
                     groups.remove(old)
                 _ops.call("geometry.attribute_convert", {"mode": 'VERTEX_GROUP'})
+                made = groups.get(temporary)
+                if made is None:
+                    raise RuntimeError("no group came of it")
             except (RuntimeError, TypeError):  # left for VertexGroup.add
                 if attributes.get(temporary) is not None:
                     attributes.remove(attributes[temporary])
                 break
-            groups[temporary].name = name
+            made.name = name
             done += 1
     if done:
         groups.active_index = groups[names[done - 1]].index
