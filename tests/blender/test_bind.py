@@ -182,6 +182,25 @@ def test_changing_a_bones_smoothness_reweights_from_the_kept_distances(scene, tm
     assert np.abs(live - bind(ob, arm, joint_blend=0.0)).max() < 0.01
 
 
+
+def test_a_smoothness_change_after_undoing_the_same_change_weights_the_mesh_again(scene, tmp_path):
+    """Undo takes the weights back but not what VIDE kept as last written: setting the same smoothness again must
+    still give the mesh the weights of that smoothness (a live re-weight writes only what changed)."""
+    ob = vectorized(tmp_path, LEGS, "undo_me")
+    arm = rig_for(ob, LEGS.shape, LEG_BONES)
+    arm_name = arm.name
+    before = bind(ob, arm)
+    bpy.ops.ed.undo_push(message="bound")
+    arm.data.bones["hip"].vide.smoothness = 0.1
+    smoother = bone_weights(ob, list(arm.data.bones.keys()))
+    assert np.abs(smoother - before).max() > 0.1
+    bpy.ops.ed.undo_push(message="smoother")
+    bpy.ops.ed.undo()
+    ob, arm = bpy.data.objects["undo_me"], bpy.data.objects[arm_name]
+    assert np.abs(bone_weights(ob, list(arm.data.bones.keys())) - before).max() < 1e-6, "undone"
+    arm.data.bones["hip"].vide.smoothness = 0.1
+    assert np.abs(bone_weights(ob, list(arm.data.bones.keys())) - smoother).max() < 1e-5
+
 def test_rebinding_reuses_the_modifier_keeps_other_groups_and_does_not_move_the_mesh(scene, tmp_path):
     ob = vectorized(tmp_path, LEGS)
     ob.location = (0.3, 0.1, -0.2)
@@ -324,20 +343,32 @@ def test_bulk_weight_write_matches_vertex_group_add_and_leaves_the_objects_state
     assert np.array_equal(got, np.minimum(w, 1.0).astype(np.float32)), "weights as given, in single precision"
 
 
-def test_a_bulk_write_whose_conversion_makes_no_group_falls_back_to_vertex_group_add(scene, vide, monkeypatch):
-    """If Convert Attribute ran but made no group (its behaviour changed in some Blender), the write still stores
-    every weight, the per-entry way, and leaves no temporary attribute behind."""
+def test_a_bulk_write_that_stops_part_way_falls_back_to_vertex_group_add_and_leaves_nothing_temporary(scene, vide,
+                                                                                                        monkeypatch):
+    """If Convert Attribute works for the first bone, then makes no group, then raises (its behaviour changed in
+    some Blender), the write still stores every weight, the rest the per-entry way, and leaves no temporary
+    attribute or group behind, on a mesh with no active attribute too."""
     rig = vide.vide_addon.bridge.rig
     ob = grid_object("bulk", scene.collection)
+    ob.data.attributes.remove(ob.data.attributes["tint"])
     select_only(ob)
-    names = ["a", "b"]
-    w = np.random.default_rng(3).random((len(ob.data.vertices), 2))
+    names = ["a", "b", "c"]
+    w = np.random.default_rng(3).random((len(ob.data.vertices), 3))
+    real, calls = rig._ops, []
 
-    class Inert:
-        def call(self, *_args):
-            return {'FINISHED'}
+    class Failing:
+        def call(self, *args):
+            calls.append(args)
+            if len(calls) == 1:
+                return real.call(*args)
+            if len(calls) == 2:
+                return {'FINISHED'}  # ran, made nothing
+            raise RuntimeError("changed")
 
-    monkeypatch.setattr(rig, "_ops", Inert())
-    rig.write_groups(ob, names, w)
-    assert np.array_equal(bone_weights(ob, names), w.astype(np.float32))
-    assert not [a for a in ob.data.attributes.keys() if a.startswith("vide_weights")]
+    for stops_after in (1, 2):  # the second bone: no group made; then, from the start, an error
+        calls[:] = [] if stops_after == 1 else [None, None]
+        monkeypatch.setattr(rig, "_ops", Failing())
+        rig.write_groups(ob, names, w)
+        assert np.array_equal(bone_weights(ob, names), w.astype(np.float32))
+        assert not [a for a in ob.data.attributes.keys() if a.startswith("vide_weights")]
+        assert [g.name for g in ob.vertex_groups] == ["paint"] + names

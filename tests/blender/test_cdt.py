@@ -36,10 +36,14 @@ def test_bridge_keeps_every_outline_segment_as_an_edge(vide):
     assert all(tuple(sorted(s)) in edges for s in segs.tolist())
 
 
-def test_bridge_triangles_are_the_cdts_with_vertex_ids_and_crossing_outlines_are_reported(vide):
+def test_bridge_triangles_are_the_cdts_with_vertex_ids_and_crossing_outlines_are_reported(vide, monkeypatch):
     """The bridge asks Blender's CDT without vertex ids (faster) and trusts the input order: its triangles are
-    those of the call with ids; where the CDT adds a vertex (crossing outline edges) or merges two, it says so."""
-    triangulate, error = vide.vide_addon.bridge.cdt.triangulate, vide.vide_addon.core.errors.VideError
+    those of the call with ids, from that one call; where the CDT adds a vertex (crossing outline edges) or merges
+    two, it says so."""
+    cdt = vide.vide_addon.bridge.cdt
+    triangulate, error = cdt.triangulate, vide.vide_addon.core.errors.VideError
+    calls = []
+    monkeypatch.setattr(cdt, "delaunay_2d_cdt", lambda *args: calls.append(args[-1]) or delaunay_2d_cdt(*args))
     rng = np.random.default_rng(1)
     ring = np.array([[np.cos(t) * r, np.sin(t) * r] for t, r in
                      zip(np.linspace(0, 2 * np.pi, 60, endpoint=False), 5 + rng.random(60))]) * 100
@@ -49,6 +53,7 @@ def test_bridge_triangles_are_the_cdts_with_vertex_ids_and_crossing_outlines_are
     _v, _e, faces, orig, _oe, _of = delaunay_2d_cdt(local, segs.tolist(), [], 0, 1e-9, True)
     with_ids = np.array([[orig[i][0] for i in f] for f in faces])
     assert np.array_equal(triangulate(pts, segs), with_ids)
+    assert calls == [False], "one call, without vertex ids"
     bow_tie = np.array([[0, 0], [10, 10], [10, 0], [0, 10]], float)
     with pytest.raises(error, match="crosses itself"):
         triangulate(bow_tie, np.array([[0, 1], [1, 2], [2, 3], [3, 0]]))

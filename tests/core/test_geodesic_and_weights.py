@@ -236,3 +236,14 @@ def test_a_loose_vertex_in_no_triangle_takes_its_straight_distance_to_the_neares
     dist, _ = bone_distances(domain, head, tail)
     assert np.isfinite(dist).all()
     assert np.isclose(dist[-1, 0], np.hypot(180.0, 100.0))
+
+
+
+def test_a_bone_outside_the_mesh_nearest_a_loose_vertex_still_weights_the_nearest_part_of_the_mesh():
+    """The vertices an outside bone starts from are graph nodes: a loose vertex nearest to it would reach nothing."""
+    pts, tris = polygon_mesh(ELL, 4.0)
+    pts = np.vstack([pts, [[200.0, 200.0]]])
+    heads, tails = np.array([[20.0, 100.0], [205.0, 205.0]]), np.array([[20.0, 60.0], [215.0, 215.0]])
+    dist, outside = bone_distances(Domain.from_mesh(pts, tris), heads, tails)
+    assert list(outside) == [False, True]
+    assert np.isfinite(dist[:-1, 1]).all(), "the outside bone reaches the whole mesh"

@@ -119,13 +119,26 @@ def _auto_update(_scene, _depsgraph):
                 print(f"VIDE: '{ob.name}' keeps its weights: {err}")
 
 
+@persistent
+def _forget_on_undo(*_args):
+    """Undo and redo give meshes other weights than the ones kept as last written (a live re-weight writes only
+    what changed since): what is kept is measured again when next needed."""
+    forget_all()
+
+
+HANDLERS = ((bpy.app.handlers.depsgraph_update_post, _auto_update), (bpy.app.handlers.undo_post, _forget_on_undo),
+            (bpy.app.handlers.redo_post, _forget_on_undo))
+
+
 def register():
-    bpy.app.handlers.depsgraph_update_post.append(_auto_update)
+    for handlers, handler in HANDLERS:
+        handlers.append(handler)
 
 
 def unregister():
-    if _auto_update in bpy.app.handlers.depsgraph_update_post:
-        bpy.app.handlers.depsgraph_update_post.remove(_auto_update)
+    for handlers, handler in HANDLERS:
+        if handler in handlers:
+            handlers.remove(handler)
     forget_all()
 
 

@@ -118,37 +118,51 @@ def _new_groups_by_attribute(ob, names, weights):
     if _ops is None or not names or ob.mode != 'OBJECT':
         return 0
     attributes, groups = ob.data.attributes, ob.vertex_groups
-    active = attributes.active_index
+    active = attributes.active.name if attributes.active is not None else None
     columns = weights.T.astype(np.float32, order='C')  # one float attribute per bone
     np.clip(columns, 0.0, 1.0, out=columns)
     taken = set(attributes.keys()) | set(groups.keys()) | set(names)
     temporary = next(t for i in range(len(taken) + 1) if (t := f"vide_weights_{i}") not in taken)
     done = 0
-    with bpy.context.temp_override(object=ob):
-        for col, name in enumerate(names):
-            attribute = attributes.new(temporary, 'FLOAT', 'POINT')
-            attribute.data.foreach_set("value", columns[col])
-            attributes.active = attribute
-            try:
-                if not bpy.ops.geometry.attribute_convert.poll():
-                    raise RuntimeError("cannot convert here")
-                old = groups.get(name)
-                if old is not None:
-                    groups.remove(old)
-                _ops.call("geometry.attribute_convert", {"mode": 'VERTEX_GROUP'})
-                made = groups.get(temporary)
-                if made is None:
-                    raise RuntimeError("no group came of it")
-            except (RuntimeError, TypeError):  # left for VertexGroup.add
-                if attributes.get(temporary) is not None:
-                    attributes.remove(attributes[temporary])
-                break
-            made.name = name
-            done += 1
+    try:
+        with bpy.context.temp_override(object=ob):
+            for col, name in enumerate(names):
+                if not _convert(ob, temporary, columns[col], name):
+                    break
+                done += 1
+    finally:  # whatever stopped the loop, nothing temporary stays and the active attribute is as it was
+        if attributes.get(temporary) is not None:
+            attributes.remove(attributes[temporary])
+        if groups.get(temporary) is not None:
+            groups.remove(groups[temporary])
+        if active is not None and attributes.get(active) is not None:
+            attributes.active = attributes[active]
     if done:
         groups.active_index = groups[names[done - 1]].index
-    attributes.active_index = active
     return done
+
+
+def _convert(ob, temporary, column, name):
+    """One column into the vertex group `name` (replacing it) by Convert Attribute; False when this Blender
+    cannot (the old group may be gone: VertexGroup.add writes it anew, as it would have)."""
+    attributes, groups = ob.data.attributes, ob.vertex_groups
+    attribute = attributes.new(temporary, 'FLOAT', 'POINT')
+    attribute.data.foreach_set("value", column)
+    attributes.active = attribute
+    if not bpy.ops.geometry.attribute_convert.poll():
+        return False
+    old = groups.get(name)
+    if old is not None:  # first, so the new group takes the place VertexGroup.add would give it
+        groups.remove(old)
+    try:
+        _ops.call("geometry.attribute_convert", {"mode": 'VERTEX_GROUP'})
+    except (RuntimeError, TypeError):
+        return False
+    made = groups.get(temporary)
+    if made is None:
+        return False
+    made.name = name
+    return True
 
 
 def attach(ob, arm, preserve_volume=False):

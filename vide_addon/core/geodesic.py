@@ -303,21 +303,6 @@ class Domain:
         opening = np.mod(_pseudo_angle(self.points[before] - self.points[flat]) - start, 4.0)
         self.wedges = (start, opening, after, before)
 
-    def exactly_visible(self, p, q, ip, iq):
-        """The segment leaves each boundary vertex at its ends into the mesh, and touches no boundary
-        edge except at those ends. (Two segments that share an end cannot cross elsewhere.)"""
-        ok = self._leaves_inward(ip, q - p) & self._leaves_inward(iq, p - q)
-        test = np.flatnonzero(ok)
-        p, q, ip, iq = p[test], q[test], ip[test], iq[test]
-        a, b = self.points[self.boundary[:, 0]], self.points[self.boundary[:, 1]]
-        half = 0.5 * np.hypot(*(q - p).T)
-        reach = 0.5 * float(np.hypot(*(b - a).T).max())
-        seg, edge = pairs_within(cKDTree(0.5 * (a + b)), 0.5 * (p + q), half + reach + 1e-9)
-        ea, eb = self.boundary[edge, 0], self.boundary[edge, 1]
-        at_end = (ea == ip[seg]) | (eb == ip[seg]) | (ea == iq[seg]) | (eb == iq[seg])
-        ok[test[seg[_touch(p[seg], q[seg], a[edge], b[edge], self.tolerance) & ~at_end]]] = False
-        return ok
-
     def _leaves_inward(self, i, d):
         """Whether direction d from vertex i (or from no vertex, i = -1) points into the mesh."""
         ok = np.ones(len(i), bool)
@@ -618,17 +603,18 @@ def _near_bones(domain, pool, heads, tails, reach):
 def _bone_links(domain, heads, tails):
     """The nodes within BONE_REACH spacings of a bone that see their closest point on it, as (bone, vertex,
     distance) rows, and per bone whether it lies wholly outside (sees no node): it then starts from the
-    vertices nearest to it."""
+    nodes nearest to it (nodes, not any vertex: a loose vertex nearest would reach nothing)."""
     bone, verts, gap, foot = _near_bones(domain, domain.nodes, heads, tails, BONE_REACH * domain.spacing)
     seen = domain.visible(verts, q=foot)
     bone, verts, gap = [bone[seen]], [verts[seen]], [gap[seen]]
     outside = np.bincount(bone[0], minlength=len(heads)) == 0
     for b in np.flatnonzero(outside):
-        far, _foot = segment_distance(domain.points, heads[b], tails[b])
-        v = np.flatnonzero(far <= far.min() + domain.spacing)
+        far, _foot = segment_distance(domain.points[domain.nodes], heads[b], tails[b])
+        near = far <= far.min() + domain.spacing
+        v, far = domain.nodes[near], far[near]
         bone.append(np.full(len(v), b))
         verts.append(v)
-        gap.append(far[v])
+        gap.append(far)
     return np.concatenate(bone), np.concatenate(verts), np.concatenate(gap), outside
 
 
@@ -637,7 +623,7 @@ def _vertex_links(domain, heads, tails, dist, candidates):
     (bone, vertex, distance) rows: close to a bone the distance field has a kink that interpolation blurs,
     by less than about a spacing. Only vertices that took their distance from a node that sees the bone
     (`candidates`, sparse (vertices, bones)) are tried, and of those neither the ones whose interpolated
-    distance is further than that from the straight one (a path round the outline) nor the ones within 1% of
+    distance is more than two spacings further than the straight one (a path round the outline) nor the ones within 1% of
     it (where the nodes around see the bone the field is linear and interpolates exactly)."""
     candidates = candidates.tocoo()
     verts, bone = candidates.row.astype(np.int64), candidates.col.astype(np.int64)

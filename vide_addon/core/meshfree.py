@@ -224,8 +224,7 @@ class Outline:
 
     def straight(self, p, q, start=None):
         """Whether each segment p-q (from vertex `start`, or from a point) stays inside the mesh: covered by
-        clear disks, or else leaving its start vertex inwards and touching no boundary edge but at its ends
-        (as Domain.exactly_visible)."""
+        clear disks, or else leaving its start vertex inwards and touching no boundary edge but at its ends."""
         ok = np.zeros(len(p), bool)
         # From a boundary vertex no clear disk covers the first part of a segment: those go to the exact test.
         free = np.arange(len(p)) if start is None else np.flatnonzero(~self.domain.on_boundary[start])

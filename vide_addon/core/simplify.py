@@ -36,6 +36,8 @@ def simplify_rings(rings, tolerance):
 
     All rings are simplified together, as one chain of closed rings (each ring followed by its first point
     again): every pass of the Douglas-Peucker refinement checks every open span of every ring at once."""
+    if not rings:
+        return []
     rings = [np.roll(r, -_lowest(r), axis=0) for r in rings]
     sizes = np.array([len(r) + 1 for r in rings])
     first = np.cumsum(sizes) - sizes

@@ -23,7 +23,7 @@ from .weights import strongest
 
 WIDTH_FLOOR = 0.5  # on a bone, weights are held as hard as half the way to the outline
 GEODESIC_REACH = 1e-8  # exp(-d / s) seeds this small are about 18 smoothness lengths further than the nearest bone
-# Meshfree C²: weights diffuse 2.5 times as far, held on a handle as hard as 0.35 of the way to the outline, from
+# Meshfree C²: weights anchored 2.5 times more weakly, held on a handle as hard as 0.35 of the way to the outline, from
 # seeds w^0.7 (larger where bones share: 0.25 becomes 0.38). Measured in bench/deform_quality.py: held on the whole
 # bones with 2, 0.5 and w, a 90° knee collapsed 3 triangles, and 3 other poses stretched more than Automatic Weights.
 MESHFREE_SCALE = 2.5
