@@ -1,7 +1,9 @@
 """Enable VIDE straight from this checkout as a real extension (bl_ext.vide_dev.vide), for tests, the demo
 and the benchmarks: relative imports, registration and properties behave as when installed from the zip."""
 
+import atexit
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -9,8 +11,12 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def isolate_user_folder():
-    """Points Blender at a private user folder; call before `import bpy`."""
-    os.environ.setdefault("BLENDER_USER_RESOURCES", tempfile.mkdtemp(prefix="vide-user-"))
+    """Points Blender at a private user folder; call before `import bpy`. A folder made here is removed when
+    the process exits: enabling the extension copies its bundled wheels (scipy: about 140 MB) into it."""
+    if "BLENDER_USER_RESOURCES" not in os.environ:
+        folder = tempfile.mkdtemp(prefix="vide-user-")
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)
+        os.environ["BLENDER_USER_RESOURCES"] = folder
     return Path(os.environ["BLENDER_USER_RESOURCES"])
 
 
