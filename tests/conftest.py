@@ -51,4 +51,5 @@ def pytest_unconfigure(config):
     if bpy is not None and bpy.app.version[:2] == (4, 2):
         sys.stdout.flush()
         sys.stderr.flush()
+        dev_addon.remove_user_folder()
         os._exit(_exit_status.get("code", 0))

@@ -10,14 +10,23 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
+_made = []  # the user folder isolate_user_folder made, if it did
+
+
 def isolate_user_folder():
     """Points Blender at a private user folder; call before `import bpy`. A folder made here is removed when
     the process exits: enabling the extension copies its bundled wheels (scipy: about 140 MB) into it."""
     if "BLENDER_USER_RESOURCES" not in os.environ:
-        folder = tempfile.mkdtemp(prefix="vide-user-")
-        atexit.register(shutil.rmtree, folder, ignore_errors=True)
-        os.environ["BLENDER_USER_RESOURCES"] = folder
+        _made.append(tempfile.mkdtemp(prefix="vide-user-"))
+        atexit.register(remove_user_folder)
+        os.environ["BLENDER_USER_RESOURCES"] = _made[0]
     return Path(os.environ["BLENDER_USER_RESOURCES"])
+
+
+def remove_user_folder():
+    """Removes the folder isolate_user_folder made. Runs at exit; call it before os._exit, which skips that."""
+    while _made:
+        shutil.rmtree(_made.pop(), ignore_errors=True)
 
 
 def enable():
