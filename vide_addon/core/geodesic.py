@@ -623,8 +623,8 @@ def _vertex_links(domain, heads, tails, dist, candidates):
     (bone, vertex, distance) rows: close to a bone the distance field has a kink that interpolation blurs,
     by less than about a spacing. Only vertices that took their distance from a node that sees the bone
     (`candidates`, sparse (vertices, bones)) are tried, and of those neither the ones whose interpolated
-    distance is more than two spacings further than the straight one (a path round the outline) nor the ones within 1% of
-    it (where the nodes around see the bone the field is linear and interpolates exactly)."""
+    distance is more than two spacings further than the straight one (a path round the outline) nor the
+    ones within 1% of it (where the nodes around see the bone the field is linear and interpolates exactly)."""
     candidates = candidates.tocoo()
     verts, bone = candidates.row.astype(np.int64), candidates.col.astype(np.int64)
     gap, foot = segment_distance(domain.points[verts], heads[bone], tails[bone])

@@ -37,7 +37,8 @@ class BoneRig:
     sample). A bone added later starts from the lattice samples it links to, with the straight step to each.
     """
 
-    def __init__(self, points, tris, heads, tails, spacing, spread=SPREAD, chains="PULL_IN", joint_pull=JOINT_PULL):
+    def __init__(self, points, tris, heads, tails, spacing, spread=SPREAD, chains="PULL_IN",
+                 joint_pull=JOINT_PULL):
         self.heads, self.tails = np.asarray(heads, float), np.asarray(tails, float)
         self.size = max(float(np.ptp(np.asarray(points, float), axis=0).max()), 1e-12)
         self.spacing = spacing
@@ -62,8 +63,8 @@ class BoneRig:
         alone: it is the first to share a joint (every bone is then pulled in, or the weights turn
         Gaussian), or the weights are the Gaussian already."""
         head, tail = np.asarray(head, float), np.asarray(tail, float)
-        if self.handles is None or (self.joint_pull == 0.0 and self._touching(np.vstack([self.heads, head]),
-                                                                        np.vstack([self.tails, tail]))):
+        if self.handles is None or (
+                self.joint_pull == 0.0 and self._touching(np.vstack([self.heads, head]), np.vstack([self.tails, tail]))):
             return False
         a, b = head + self.joint_pull * (tail - head), tail - self.joint_pull * (tail - head)
         idx, steps = self._attach(a, b)
