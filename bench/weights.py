@@ -142,7 +142,7 @@ def geodesic_stages(vide, ob, arm):
     dist, _outside = geodesic.bone_distances(domain, heads, tails)
     stages = domain.stages
     stages["read"] = read
-    blend = addon.core.bind_weights.joint_blend(points, tris, heads, tails, settings)
+    blend = addon.core.bind_weights.joint_blend(points, tris, heads, tails, settings, domain)
     stages.lap("blend factor")
     smoothness = rig.bone_smoothness(arm, names, settings.smoothness)
     w = addon.core.bind_weights.geodesic_weights(dist, smoothness, blend, settings)

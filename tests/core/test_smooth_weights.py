@@ -5,6 +5,8 @@ column, and limiting and pruning have no jumps."""
 import numpy as np
 from scipy.spatial import Delaunay
 from test_geodesic_and_weights import LEGS, polygon_mesh
+from vide_addon.core.bind_settings import BindSettings
+from vide_addon.core.bind_weights import geodesic_weights, joint_blend
 from vide_addon.core.geodesic import Domain, bone_distances
 from vide_addon.core.smooth_weights import GEODESIC_REACH, JointBlend, exponential_seeds, meshfree_seeds
 from vide_addon.core.weights import strongest
@@ -92,3 +94,34 @@ def test_meshfree_weights_with_round_off_below_zero_blend_to_finite_normalized_w
     assert (meshfree_seeds(raw) >= 0).all()
     w = blend(meshfree_seeds(raw), 4, 0.01)
     assert np.isfinite(w).all() and np.abs(w.sum(axis=1) - 1).max() < 1e-12
+
+
+def test_blend_solved_on_thinned_nodes_stays_near_the_blend_over_every_vertex_and_keeps_the_gap():
+    """On a large mesh Geodesic's graph has thinned nodes and the blend is solved on their triangles
+    (`joint_blend` given the domain): normalized, within Max Influences, no more than 1% around the gap, and
+    within 0.03 of the blend over every vertex at the 99th percentile."""
+    pts, tris = polygon_mesh(LEGS, 1.0)
+    domain = Domain.from_mesh(pts, tris, max_nodes=1500)
+    dist, _outside = bone_distances(domain, HEADS, TAILS)
+    settings = BindSettings()
+    coarse = joint_blend(pts, tris, HEADS, TAILS, settings, domain)
+    assert coarse.interpolation is not None and len(domain.nodes) <= 1500 < len(pts)
+    smoothness = np.full(3, 5.0)
+    w = geodesic_weights(dist, smoothness, coarse, settings)
+    assert np.abs(w.sum(axis=1) - 1).max() < 1e-12 and np.count_nonzero(w, axis=1).max() <= 4
+    right_low = (pts[:, 0] > 44) & (pts[:, 1] < 50)
+    assert w[right_low, 1].max() < 0.01, "the left leg's bone on the right leg's lower half"
+    exact = geodesic_weights(dist, smoothness, joint_blend(pts, tris, HEADS, TAILS, settings), settings)
+    off = np.abs(w - exact).max(axis=1)
+    print(f"{len(pts)} vertices, {len(domain.nodes)} nodes: max {off.max():.4f}, p99 {np.percentile(off, 99):.4f}")
+    assert np.percentile(off, 99) < 0.03
+
+
+def test_a_graph_thinned_wider_than_the_limbs_blends_over_every_vertex():
+    """Nodes further apart than the vertices are from the outline on average would blur the joints: the blend is
+    then solved over every vertex."""
+    pts, tris = polygon_mesh(LEGS, 1.0)
+    domain = Domain.from_mesh(pts, tris, max_nodes=100)
+    bone_distances(domain, HEADS, TAILS)
+    assert domain.interpolation is not None and domain.spacing > domain.clearance.mean()
+    assert joint_blend(pts, tris, HEADS, TAILS, BindSettings(), domain).interpolation is None

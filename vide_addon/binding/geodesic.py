@@ -24,8 +24,9 @@ kept = {}  # Object.session_uid -> Measured
 
 def measure(ob, arm, points, tris, names, heads, tails, settings):
     """(weights, which bones lie wholly outside, what to keep) for a bind of `ob`."""
-    dist, outside = bone_distances(Domain.from_mesh(points, tris, bones=len(names)), heads, tails)
-    blend = joint_blend(points, tris, heads, tails, settings)
+    domain = Domain.from_mesh(points, tris, bones=len(names))
+    dist, outside = bone_distances(domain, heads, tails)
+    blend = joint_blend(points, tris, heads, tails, settings, domain)
     weights = geodesic_weights(dist, bone_smoothness(arm, names, settings.smoothness), blend, settings)
     return weights, outside, Measured(names, dist, rest_fingerprint(ob, arm), weights, blend)
 

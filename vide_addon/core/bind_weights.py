@@ -6,15 +6,21 @@ from .smooth_weights import (GEODESIC_REACH, MESHFREE_SCALE, MESHFREE_WIDTH_FLOO
 from .weights import falloff_weights, strongest
 
 
-def joint_blend(points, tris, heads, tails, settings):
+def joint_blend(points, tris, heads, tails, settings, domain=None):
     """Joint Blending factored for this mesh and these bones (for Meshfree C², its handles: BoneRig.handle_ends),
-    or None when it is off."""
+    or None when it is off. Geodesic passes its `Domain`: where its graph has thinned nodes closer together than
+    the vertices are to the outline on average (limbs 4 or more nodes wide), the blend is solved on them
+    (`JointBlend`'s `coarse`); thinned further, it would blur the joints."""
     if not settings.joint_blend:
         return None
     if settings.method == 'MESHFREE':
         return JointBlend(points, tris, heads, tails, 1.0 / (MESHFREE_SCALE * settings.joint_blend),
                           width_floor=MESHFREE_WIDTH_FLOOR)
-    return JointBlend(points, tris, heads, tails, 1.0 / settings.joint_blend, GEODESIC_REACH)
+    coarse = None
+    if domain is not None and domain.interpolation is not None and domain.spacing <= domain.clearance.mean():
+        tri, inside = domain.coarse
+        coarse = domain.nodes, tri.simplices[inside], domain.interpolation
+    return JointBlend(points, tris, heads, tails, 1.0 / settings.joint_blend, GEODESIC_REACH, coarse=coarse)
 
 
 def finish(weights, blend, settings):
@@ -33,4 +39,4 @@ def geodesic_weights(dist, smoothness, blend, settings):
     """Geodesic weights from inside distances (n, bones) and each bone's smoothness."""
     if blend is None:
         return falloff_weights(dist, smoothness, settings.max_influences, settings.prune)
-    return finish(exponential_seeds(dist, smoothness), blend, settings)
+    return finish(exponential_seeds(dist[blend.nodes], smoothness), blend, settings)

@@ -75,6 +75,7 @@ class Domain:
     star: csr_matrix = None  # (n, 3t): the corners (3 * triangle + corner) at each vertex
     star_count: np.ndarray = None  # (n,) corners at each vertex
     coarse: tuple = None  # the Delaunay triangulation of thinned nodes, and which of its triangles are inside
+    interpolation: csr_matrix = None  # (n, nodes) with thinned nodes: each vertex as a blend of nodes (rows sum to 1)
     wedges: tuple = None  # per corner, for leaving a vertex in a direction (made on the first walk)
 
     @classmethod
@@ -643,6 +644,7 @@ def _from_nodes(domain, node_dist):
     (a Delaunay triangle of nodes that lies inside the mesh): the distance field is smooth, so this is far
     more accurate than one straight step. Vertices in no such triangle
     (next to the boundary) take the shortest straight step from one of their nearest nodes that they see.
+    With thinned nodes, the same as weights is kept in `domain.interpolation` (Joint Blending solved on the nodes).
     """
     pts, m = domain.points, len(domain.nodes)
     dist = np.full((len(pts), node_dist.shape[1]), np.inf, np.float32)
@@ -664,8 +666,15 @@ def _from_nodes(domain, node_dist):
         v = stepped[seen[:, col]]
         dist[v] = np.minimum(dist[v], node_dist[near[seen[:, col], col]] + step[seen[:, col], col, None])
     rows = np.r_[np.repeat(rest[inside], 3), np.repeat(stepped, k)]
-    taken_from = csr_matrix((np.ones(len(rows), bool), (rows, np.r_[corners[inside].ravel(), near.ravel()])),
-                            shape=(len(pts), m))
+    cols = np.r_[corners[inside].ravel(), near.ravel()]
+    taken_from = csr_matrix((np.ones(len(rows), bool), (rows, cols)), shape=(len(pts), m))
+    if domain.coarse is not None:
+        # The same nodes, weighted: barycentric inside a triangle of nodes, else 1 / step² over the nodes seen.
+        near_weight = seen / np.maximum(step, domain.tolerance) ** 2
+        near_weight /= np.maximum(near_weight.sum(axis=1, keepdims=True), 1e-300)
+        domain.interpolation = csr_matrix((np.r_[np.ones(m), bary[inside].ravel(), near_weight.ravel()],
+                                           (np.r_[domain.nodes, rows], np.r_[np.arange(m), cols])), shape=(len(pts), m))
+        domain.interpolation.eliminate_zeros()
     return dist, taken_from
 
 

