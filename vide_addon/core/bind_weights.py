@@ -1,6 +1,8 @@
 """A bind's weights from what its method measured, with the bind's settings: Joint Blending or not, then the
 strongest few kept, pruned and normalized. Every bind, re-weight and insertion ends here."""
 
+import numpy as np
+
 from .smooth_weights import (GEODESIC_REACH, MESHFREE_SCALE, MESHFREE_WIDTH_FLOOR, JointBlend, exponential_seeds,
                              meshfree_seeds)
 from .weights import falloff_weights, strongest
@@ -19,7 +21,7 @@ def joint_blend(points, tris, heads, tails, settings, domain=None):
     coarse = None
     if domain is not None and domain.interpolation is not None and domain.spacing <= domain.clearance.mean():
         tri, inside = domain.coarse
-        coarse = domain.nodes, tri.simplices[inside], domain.interpolation
+        coarse = domain.nodes, tri.simplices[inside], domain.interpolation, np.flatnonzero(domain.on_boundary)
     return JointBlend(points, tris, heads, tails, 1.0 / settings.joint_blend, GEODESIC_REACH, coarse=coarse)
 
 

@@ -64,13 +64,11 @@ def bone_clearance(points, heads, tails):
     return np.sqrt(best)
 
 
-def outline_clearance(points, tris, at=None):
-    """Distance from each vertex (or each point of `at`) to the nearest vertex of the mesh's outline (about the
-    local half width)."""
+def outline_vertices(tris, n):
+    """The vertices (of n) on the mesh's outline: on an edge of one triangle only."""
     edges = np.sort(np.concatenate([tris[:, [0, 1]], tris[:, [1, 2]], tris[:, [2, 0]]]), axis=1)
-    keys, counts = np.unique(edges[:, 0] * len(points) + edges[:, 1], return_counts=True)
-    outline = np.unique(np.concatenate([keys[counts == 1] // len(points), keys[counts == 1] % len(points)]))
-    return cKDTree(points[outline]).query(points if at is None else at)[0]
+    keys, counts = np.unique(edges[:, 0] * n + edges[:, 1], return_counts=True)
+    return np.unique(np.concatenate([keys[counts == 1] // n, keys[counts == 1] % n]))
 
 
 class JointBlend:
@@ -80,8 +78,8 @@ class JointBlend:
     strength keeps the weights closer to p. The columns are solved and kept: a call where one bone's seeds changed
     (its smoothness) solves only that column.
 
-    With `coarse` (nodes, triangles of nodes, interpolation (n, nodes): Geodesic's thinned graph on a large mesh,
-    `Domain.interpolation`), K and M are those of the coarser triangles, which lie inside the mesh (so no more
+    With `coarse` (nodes, triangles of nodes, interpolation (n, nodes) and the outline's vertices: Geodesic's
+    thinned graph on a large mesh, `Domain.interpolation`), K and M are those of the coarser triangles, which lie inside the mesh (so no more
     reaches across a gap), the seeds are taken at the nodes only (`nodes`) and the other vertices interpolate the
     diffused weights. On the 63k-vertex hand of bench/weights.py (5,558 nodes) this is 8 times faster than the
     solve over every vertex and its weights differ from it by 0.027 at the 99th percentile (0.11 at worst, on
@@ -92,11 +90,15 @@ class JointBlend:
         tris = np.asarray(tris, np.int64).reshape(-1, 3)
         size = float(np.ptp(points, axis=0).max())
         self.nodes, self.interpolation, at = slice(None), None, points
-        if coarse is not None:
-            self.nodes, coarse_tris, self.interpolation = coarse
+        if coarse is None:
+            outline = outline_vertices(tris, len(points))
+        else:
+            self.nodes, coarse_tris, self.interpolation, outline = coarse
             at = points[self.nodes]
         d = bone_clearance(at, np.asarray(heads, float), np.asarray(tails, float))
-        d = np.clip(np.maximum(d, width_floor * outline_clearance(points, tris, at)), 1e-3 * size, size)
+        # The distance to the nearest outline vertex: about the local half width.
+        d = np.maximum(d, width_floor * cKDTree(points[outline]).query(at)[0])
+        d = np.clip(d, 1e-3 * size, size)
         stiffness, mass = cotangent_laplacian(at, tris if coarse is None else coarse_tris)
         mass = np.maximum(mass, 1e-12 * size * size)  # vertices in no triangle keep their weights
         self.anchor = mass * strength / (d * d)
