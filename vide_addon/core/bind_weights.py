@@ -18,11 +18,14 @@ def joint_blend(points, tris, heads, tails, settings, domain=None):
     if settings.method == 'MESHFREE':
         return JointBlend(points, tris, heads, tails, 1.0 / (MESHFREE_SCALE * settings.joint_blend),
                           width_floor=MESHFREE_WIDTH_FLOOR)
+    if domain is None:
+        return JointBlend(points, tris, heads, tails, 1.0 / settings.joint_blend, GEODESIC_REACH)
     coarse = None
-    if domain is not None and domain.interpolation is not None and domain.spacing <= domain.clearance.mean():
+    if domain.interpolation is not None and domain.spacing <= domain.clearance.mean():
         tri, inside = domain.coarse
-        coarse = domain.nodes, tri.simplices[inside], domain.interpolation, np.flatnonzero(domain.on_boundary)
-    return JointBlend(points, tris, heads, tails, 1.0 / settings.joint_blend, GEODESIC_REACH, coarse=coarse)
+        coarse = domain.nodes, tri.simplices[inside], domain.interpolation
+    return JointBlend(points, tris, heads, tails, 1.0 / settings.joint_blend, GEODESIC_REACH,
+                      outline=np.flatnonzero(domain.on_boundary), coarse=coarse)
 
 
 def finish(weights, blend, settings):

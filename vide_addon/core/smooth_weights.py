@@ -78,28 +78,30 @@ class JointBlend:
     strength keeps the weights closer to p. The columns are solved and kept: a call where one bone's seeds changed
     (its smoothness) solves only that column.
 
-    With `coarse` (nodes, triangles of nodes, interpolation (n, nodes) and the outline's vertices: Geodesic's
-    thinned graph on a large mesh, `Domain.interpolation`), K and M are those of the coarser triangles, which lie inside the mesh (so no more
+    `outline`: the outline's vertices when they are known (Geodesic's domain), else found from the triangles.
+    With `coarse` (nodes, triangles of nodes, interpolation (n, nodes): Geodesic's thinned graph on a large mesh,
+    `Domain.interpolation`), K and M are those of the coarser triangles, which lie inside the mesh (so no more
     reaches across a gap), the seeds are taken at the nodes only (`nodes`) and the other vertices interpolate the
     diffused weights. On the 63k-vertex hand of bench/weights.py (5,558 nodes) this is 8 times faster than the
     solve over every vertex and its weights differ from it by 0.027 at the 99th percentile (0.11 at worst, on
     vertices next to the outline)."""
 
-    def __init__(self, points, tris, heads, tails, strength, reach=0.0, width_floor=WIDTH_FLOOR, coarse=None):
+    def __init__(self, points, tris, heads, tails, strength, reach=0.0, width_floor=WIDTH_FLOOR, outline=None,
+                 coarse=None):
         points = np.asarray(points, float)
         tris = np.asarray(tris, np.int64).reshape(-1, 3)
         size = float(np.ptp(points, axis=0).max())
-        self.nodes, self.interpolation, at = slice(None), None, points
-        if coarse is None:
+        if outline is None:
             outline = outline_vertices(tris, len(points))
-        else:
-            self.nodes, coarse_tris, self.interpolation, outline = coarse
+        self.nodes, self.interpolation, at = slice(None), None, points
+        if coarse is not None:
+            self.nodes, tris, self.interpolation = coarse
             at = points[self.nodes]
         d = bone_clearance(at, np.asarray(heads, float), np.asarray(tails, float))
         # The distance to the nearest outline vertex: about the local half width.
         d = np.maximum(d, width_floor * cKDTree(points[outline]).query(at)[0])
         d = np.clip(d, 1e-3 * size, size)
-        stiffness, mass = cotangent_laplacian(at, tris if coarse is None else coarse_tris)
+        stiffness, mass = cotangent_laplacian(at, tris)
         mass = np.maximum(mass, 1e-12 * size * size)  # vertices in no triangle keep their weights
         self.anchor = mass * strength / (d * d)
         # Symmetric positive definite: no pivoting, and a fill-reducing order of A + Aᵀ (half the fill of COLAMD).
