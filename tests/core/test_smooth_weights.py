@@ -125,3 +125,22 @@ def test_a_graph_thinned_wider_than_the_limbs_blends_over_every_vertex():
     bone_distances(domain, HEADS, TAILS)
     assert domain.interpolation is not None and domain.spacing > domain.clearance.mean()
     assert joint_blend(pts, tris, HEADS, TAILS, BindSettings(), domain).interpolation is None
+
+
+def test_vertices_that_interpolate_from_no_node_keep_their_seeds():
+    """A vertex no node reaches (an island of the mesh or a sliver with no node in sight) is not left unweighted
+    by a blend solved on the nodes: it keeps its seeds, normalized, as a vertex in no triangle does."""
+    pts, tris = polygon_mesh(LEGS, 1.0)
+    domain = Domain.from_mesh(pts, tris, max_nodes=1500)
+    dist, _outside = bone_distances(domain, HEADS, TAILS)
+    lost = np.flatnonzero(~np.isin(np.arange(len(pts)), domain.nodes))[::97]
+    cut = domain.interpolation.tolil()
+    cut[lost] = 0.0
+    tri, inside = domain.coarse
+    blend = JointBlend(pts, tris, HEADS, TAILS, 0.4, GEODESIC_REACH,
+                       coarse=(domain.nodes, tri.simplices[inside], cut.tocsr()))
+    seeds = exponential_seeds(dist, np.full(3, 5.0))
+    w = blend(seeds[blend.nodes], 4, 0.0)
+    assert np.abs(w.sum(axis=1) - 1).max() < 1e-12, "no vertex unweighted"
+    kept = seeds[lost] / seeds[lost].sum(axis=1, keepdims=True)
+    assert np.abs(w[lost] - kept).max() < 1e-6
