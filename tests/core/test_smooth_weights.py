@@ -23,6 +23,14 @@ def legs(strength=0.4, smoothness=5.0):
     return pts, tris, dist, blend, exponential_seeds(dist, np.full(3, smoothness))
 
 
+def thinned_legs():
+    """The legs at 1 unit spacing (11k vertices) with a graph thinned to at most 1,500 nodes, and the distances."""
+    pts, tris = polygon_mesh(LEGS, 1.0)
+    domain = Domain.from_mesh(pts, tris, max_nodes=1500)
+    dist, _outside = bone_distances(domain, HEADS, TAILS)
+    return pts, tris, domain, dist
+
+
 def test_blended_weights_are_normalized_non_negative_and_within_max_influences():
     _pts, _tris, _dist, blend, seeds = legs()
     w = blend(seeds, 2, 0.01)
@@ -100,9 +108,7 @@ def test_blend_solved_on_thinned_nodes_stays_near_the_blend_over_every_vertex_an
     """On a large mesh Geodesic's graph has thinned nodes and the blend is solved on their triangles
     (`joint_blend` given the domain): normalized, within Max Influences, no more than 1% around the gap, and
     within 0.03 of the blend over every vertex at the 99th percentile."""
-    pts, tris = polygon_mesh(LEGS, 1.0)
-    domain = Domain.from_mesh(pts, tris, max_nodes=1500)
-    dist, _outside = bone_distances(domain, HEADS, TAILS)
+    pts, tris, domain, dist = thinned_legs()
     settings = BindSettings()
     coarse = joint_blend(pts, tris, HEADS, TAILS, settings, domain)
     assert coarse.interpolation is not None and len(domain.nodes) <= 1500 < len(pts)
@@ -115,6 +121,23 @@ def test_blend_solved_on_thinned_nodes_stays_near_the_blend_over_every_vertex_an
     off = np.abs(w - exact).max(axis=1)
     print(f"{len(pts)} vertices, {len(domain.nodes)} nodes: max {off.max():.4f}, p99 {np.percentile(off, 99):.4f}")
     assert np.percentile(off, 99) < 0.03
+
+
+def test_a_new_smoothness_solves_one_column_on_the_thinned_nodes_to_the_weights_of_a_fresh_blend():
+    """Live re-weighting on a blend solved on thinned nodes: one column solved again, and the weights a fresh
+    blend with the new smoothness gives."""
+    pts, tris, domain, dist = thinned_legs()
+    settings = BindSettings()
+    blend = joint_blend(pts, tris, HEADS, TAILS, settings, domain)
+    geodesic_weights(dist, np.full(3, 5.0), blend, settings)
+    solved = []
+    solve = blend._solve
+    blend._solve = lambda b: solved.append(b.shape[1]) or solve(b)
+    live = geodesic_weights(dist, np.array([5.0, 9.0, 5.0]), blend, settings)
+    assert solved == [1]
+    fresh = geodesic_weights(dist, np.array([5.0, 9.0, 5.0]), joint_blend(pts, tris, HEADS, TAILS, settings, domain),
+                             settings)
+    assert np.abs(live - fresh).max() < 1e-10
 
 
 def test_a_graph_thinned_wider_than_the_limbs_blends_over_every_vertex():
@@ -131,9 +154,7 @@ def test_vertices_that_interpolate_from_no_node_keep_their_seeds():
     """A patch of vertices no node reaches (an island of the mesh or a sliver with no node in sight) is not left
     unweighted by a blend solved on the nodes: beyond the two rings the interpolation is averaged over, its
     vertices keep their seeds, normalized, as vertices in no triangle do."""
-    pts, tris = polygon_mesh(LEGS, 1.0)
-    domain = Domain.from_mesh(pts, tris, max_nodes=1500)
-    dist, _outside = bone_distances(domain, HEADS, TAILS)
+    pts, tris, domain, dist = thinned_legs()
     from_centre = np.hypot(*(pts - [20.0, 50.0]).T)
     cut = domain.interpolation.tolil()
     cut[np.flatnonzero(from_centre < 6.0)] = 0.0
