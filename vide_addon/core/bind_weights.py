@@ -7,8 +7,8 @@ from .weights import falloff_weights, strongest
 
 
 def joint_blend(points, tris, heads, tails, settings):
-    """Joint Blending factored for this mesh and these bones (for Meshfree C², its handles: BoneRig.handle_ends),
-    or None when it is off."""
+    """Joint Blending factored for this mesh and these bones (for Meshfree C², its handles and joints:
+    BoneRig.held), or None when it is off."""
     if not settings.joint_blend:
         return None
     if settings.method == 'MESHFREE':
