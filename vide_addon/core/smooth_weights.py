@@ -8,7 +8,8 @@ lumped areas) links only vertices that share a triangle, so nothing can reach ac
 that the weights did not already. Near a bone (H large) the weights stay VIDE's; between bones, where the
 distance to the nearest bone is about the limb's half width, they are averaged over that width. Meshfree C²
 weights are held along the handles instead (the bones pulled in by Joint Pull-In, where the rig gives them
-exactly), so that they blend over the whole of each joint: theirs turn over in narrower bands.
+exactly), so that they blend over the whole of each joint: theirs turn over in narrower bands; and at the middle
+of each joint, so that the joint stays where the rig turns it over (`BoneRig.held`).
 
 Near an outline corner that turns inwards, a diffused weight's gradient grows without bound (like r^(π/α - 1) at
 a corner of angle α > π); the vectorizer puts sub-pixel triangles in such corners, which resolve it and then fold
