@@ -260,23 +260,50 @@ class Outline:
         return box, x * self.shape[1] + y
 
     def _near(self, p, q):
-        """(segment, edge) pairs whose boxes overlap, each once: from the cell that holds the lower corner
-        of the overlap."""
-        lo, hi = self._boxes(p, q)
-        seg, key = self._cells(lo, hi)
+        """(segment, edge) pairs whose boxes meet, from the grid cells along each segment (not every cell of its
+        box: a long slanted segment would read many times more). A pair may come more than once."""
+        seg, key = self._along(p, q)
         count = self.start[key + 1] - self.start[key]
         at = np.repeat(self.start[key] - np.cumsum(count) + count, count) + np.arange(count.sum())
-        seg, key, edge = np.repeat(seg, count), np.repeat(key, count), self.edges[at]
-        (x0, y0), (x1, y1), (ex0, ey0), (ex1, ey1) = lo.T, hi.T, self.box_lo.T, self.box_hi.T
-        low_x = np.maximum(x0[seg], ex0[edge])
-        meet = np.flatnonzero((low_x <= np.minimum(x1[seg], ex1[edge])))
-        seg, key, edge, low_x = seg[meet], key[meet], edge[meet], low_x[meet]
-        low_y = np.maximum(y0[seg], ey0[edge])
-        meet = low_y <= np.minimum(y1[seg], ey1[edge])
-        column = np.clip(np.floor((low_x - self.lo[0]) / self.cell).astype(np.int64), 0, self.shape[0] - 1)
-        row = np.clip(np.floor((low_y - self.lo[1]) / self.cell).astype(np.int64), 0, self.shape[1] - 1)
-        once = meet & (column * self.shape[1] + row == key)
-        return seg[once], edge[once]
+        seg, edge = np.repeat(seg, count), self.edges[at]
+        lo, hi = self._boxes(p, q)
+        meet = np.ones(len(seg), bool)
+        for axis in (0, 1):
+            meet &= np.maximum(lo[seg, axis], self.box_lo[edge, axis]) <= np.minimum(hi[seg, axis],
+                                                                                    self.box_hi[edge, axis])
+        return seg[meet], edge[meet]
+
+    def _along(self, p, q):
+        """(segment, cell key) for every grid cell that a segment p-q, widened by the tolerance, meets: column by
+        column, the rows that the segment spans over the column."""
+        tol = self.domain.tolerance
+        x0, x1 = np.minimum(p[:, 0], q[:, 0]) - tol, np.maximum(p[:, 0], q[:, 0]) + tol
+        c0, c1 = self._index(x0, 0), self._index(x1, 0)
+        seg, col = _runs(c0, c1 - c0 + 1)
+        # Where the segment is over the column, plus the tolerance either side; from its ends in the first and
+        # last columns (which take in any part of it beyond the grid).
+        left = self.lo[0] + col * self.cell - tol
+        xa = np.where(col == c0[seg], -np.inf, left)
+        xb = np.where(col == c1[seg], np.inf, left + self.cell + 2 * tol)
+        (px, py), (dx, dy) = p[seg].T, (q[seg] - p[seg]).T
+        flat = np.abs(dx) <= tol  # upright: all of it
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ta = np.where(flat, 0.0, np.clip((xa - px) / dx, 0.0, 1.0))
+            tb = np.where(flat, 1.0, np.clip((xb - px) / dx, 0.0, 1.0))
+        ya, yb = py + ta * dy, py + tb * dy
+        r0, r1 = self._index(np.minimum(ya, yb) - tol, 1), self._index(np.maximum(ya, yb) + tol, 1)
+        at, row = _runs(r0, r1 - r0 + 1)
+        return seg[at], col[at] * self.shape[1] + row
+
+    def _index(self, v, axis):
+        """The grid column (axis 0) or row (axis 1) of coordinates `v`, the nearest one off the grid."""
+        return np.clip(np.floor((v - self.lo[axis]) / self.cell).astype(np.int64), 0, self.shape[axis] - 1)
+
+
+def _runs(first, count):
+    """(run, value) for runs of consecutive integers: count[i] of them from first[i]."""
+    run = np.repeat(np.arange(len(first)), count)
+    return run, first[run] + np.arange(len(run)) - np.repeat(np.cumsum(count) - count, count)
 
 
 @dataclass
