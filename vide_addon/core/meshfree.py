@@ -21,7 +21,7 @@ from scipy.sparse.csgraph import dijkstra
 from scipy.spatial import cKDTree
 
 from .errors import VideError
-from .geodesic import Domain, _touch, one_per_cell, pairs_within
+from .geodesic import Domain, _cross, _touch, one_per_cell, pairs_within
 from .weights import bezier_falloff
 
 LINK_RADIUS = 2.3  # in lattice spacings: links in 16 directions, graph distances within 3% of straight ones
@@ -144,8 +144,12 @@ def _fill_thin_parts(outline, tris, lattice, spacing):
     the lattice may have none or a chain of them too far apart to link: triangle centres of the mesh that
     see no lattice sample within 1.5 spacings, at most one per half-spacing cell. Elsewhere the samples do
     not depend on the mesh."""
-    centres = outline.domain.points[np.asarray(tris, np.int64).reshape(-1, 3)].mean(axis=1)
-    centres = centres[_off_outline(outline.domain, centres, spacing)]
+    corners = outline.domain.points[np.asarray(tris, np.int64).reshape(-1, 3)]
+    centres = corners.mean(axis=1)
+    # No outline edge enters a triangle, so its centre is a third of its least height or more from the outline.
+    sides = np.hypot(*(np.roll(corners, -1, axis=1) - corners).transpose(2, 0, 1)).max(axis=1)
+    twice_area = np.abs(_cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0]))
+    centres = centres[_off_outline(outline.domain, centres, spacing, twice_area / (3.0 * np.maximum(sides, 1e-300)))]
     if len(lattice):
         centres = centres[~_sees_any(outline, centres, lattice, 1.5 * spacing)]
     return centres[one_per_cell(centres, np.arange(len(centres)), 0.5 * spacing)]
@@ -165,10 +169,10 @@ def _sees_any(outline, pts, targets, radius):
     return seen
 
 
-def _off_outline(domain, pts, spacing):
+def _off_outline(domain, pts, spacing, bound=0.0):
     """Whether each point lies farther than a thousandth of `spacing` from the mesh outline (measured only
-    where the clearance bound does not already say so)."""
-    off = domain.clear.at(pts) > 1e-3 * spacing
+    where the clearance bound, or the lower `bound` given, does not already say so)."""
+    off = np.maximum(domain.clear.at(pts), bound) > 1e-3 * spacing
     near = np.flatnonzero(~off)
     off[near] = _outline_distance(domain, pts[near], 2e-3 * spacing) > 1e-3 * spacing
     return off
