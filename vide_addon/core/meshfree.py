@@ -149,19 +149,22 @@ def _fill_thin_parts(outline, tris, lattice, spacing):
     # No outline edge enters a triangle, so its centre is a third of its least height or more from the outline.
     sides = np.hypot(*(np.roll(corners, -1, axis=1) - corners).transpose(2, 0, 1)).max(axis=1)
     twice_area = np.abs(_cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0]))
-    centres = centres[_off_outline(outline.domain, centres, spacing, twice_area / (3.0 * np.maximum(sides, 1e-300)))]
+    clear = np.maximum(outline.domain.clear.at(centres), twice_area / (3.0 * np.maximum(sides, 1e-300)))
+    off = _off_outline(outline.domain, centres, spacing, clear)
+    centres, clear = centres[off], clear[off]
     if len(lattice):
-        centres = centres[~_sees_any(outline, centres, lattice, 1.5 * spacing)]
+        centres = centres[~_sees_any(outline, centres, clear, lattice, 1.5 * spacing)]
     return centres[one_per_cell(centres, np.arange(len(centres)), 0.5 * spacing)]
 
 
-def _sees_any(outline, pts, targets, radius):
+def _sees_any(outline, pts, clear, targets, radius):
     """Whether each point sees (in a straight line inside the mesh) any of `targets` within `radius`: the
-    nearest is tried first, the others only for the points that do not see it."""
+    nearest is tried first (inside if the clear disks of both ends cover the step; `clear`: lower bounds of
+    the points' distances to the outline), the others only for the points that do not see it."""
     tree = cKDTree(targets)
     gap, nearest = tree.query(pts)
     seen = gap <= radius
-    test = np.flatnonzero(seen)
+    test = np.flatnonzero(seen & (gap > clear + outline.domain.clear.at(targets)[nearest]))
     seen[test] = outline.straight(pts[test], targets[nearest[test]])
     rest = np.flatnonzero(~seen)
     query, near = pairs_within(tree, pts[rest], np.full(len(rest), radius))
