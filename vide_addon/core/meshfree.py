@@ -90,8 +90,10 @@ class Samples:
         return dijkstra(self.sourced.linked(sources, offsets), directed=True, indices=n, limit=limit)[:n]
 
     def vertices_near(self, rows):
-        """The mesh vertices that look at any of the samples `rows`."""
-        return np.unique(_links_from(self.sample_vertices, rows)[1])
+        """The mesh vertices that look at any of the samples `rows`, in order (marked, not sorted: quicker)."""
+        marked = np.zeros(self.sample_vertices.shape[1], bool)
+        marked[_links_from(self.sample_vertices, rows)[1]] = True
+        return np.flatnonzero(marked)
 
     def at_vertices(self, dist, vertices=None, columns=None):
         """Distances (vertices, handles) at the mesh vertices (or the `vertices` given) from distances
