@@ -157,7 +157,7 @@ def points_in_edges(points, a, b, band=512):
     `band` by height; each edge whose height range meets a band's is paired with only the band's points at a
     height it spans (found by binary search), so the work goes with the crossings, not points times edges: a
     lattice of 100k points against 2k edges takes 0.1 s instead of 18 s, and 1.9k points against the 14k
-    edges of a comb 3 ms instead of 60."""
+    edges of a comb 4.5 ms instead of 54."""
     points = np.asarray(points, float)
     inside = np.zeros(len(points), bool)
     low, high = np.minimum(a[:, 1], b[:, 1]), np.maximum(a[:, 1], b[:, 1])
