@@ -60,9 +60,9 @@ class Samples:
         lattice = np.vstack([lattice, _fill_thin_parts(outline, tris, lattice, spacing)])
         pts = np.vstack([lattice, np.asarray(extra, float).reshape(-1, 2)])
         clear = domain.clear.at(pts)
-        graph = _link_graph(outline, pts, clear, LINK_RADIUS * spacing)
-        k = min(K_NEIGHBOURS, len(pts))
         tree = cKDTree(pts)
+        graph = _link_graph(outline, tree, clear, LINK_RADIUS * spacing)
+        k = min(K_NEIGHBOURS, len(pts))
         step, near = tree.query(domain.points, k=k)
         step, near = step.reshape(-1, k), near.reshape(-1, k)
         verts = np.arange(len(domain.points))
@@ -196,12 +196,14 @@ def _outline_distance(domain, pts, cap):
     return out
 
 
-def _link_graph(outline, pts, clear, radius):
-    """Symmetric graph of straight links between samples closer than `radius` that stay inside (`clear`: a
-    lower bound of each sample's distance to the outline). A radius, not k nearest: on a lattice, ties among
-    equally near points would be broken by index, and mirrored input would get an unmirrored graph."""
+def _link_graph(outline, tree, clear, radius):
+    """Symmetric graph of straight links between samples (the points of the k-d `tree`) closer than `radius`
+    that stay inside (`clear`: a lower bound of each sample's distance to the outline). A radius, not k nearest:
+    on a lattice, ties among equally near points would be broken by index, and mirrored input would get an
+    unmirrored graph."""
+    pts = tree.data
     n = len(pts)
-    pairs = cKDTree(pts).query_pairs(radius, output_type='ndarray')
+    pairs = tree.query_pairs(radius, output_type='ndarray')
     length = np.hypot(*(pts[pairs[:, 1]] - pts[pairs[:, 0]]).T)
     inside = length <= clear[pairs[:, 0]] + clear[pairs[:, 1]]  # the two ends' clear disks cover the link
     rest = np.flatnonzero(~inside)
