@@ -372,3 +372,34 @@ def test_a_bulk_write_that_stops_part_way_falls_back_to_vertex_group_add_and_lea
         assert np.array_equal(bone_weights(ob, names), w.astype(np.float32))
         assert not [a for a in ob.data.attributes.keys() if a.startswith("vide_weights")]
         assert [g.name for g in ob.vertex_groups] == ["paint"] + names
+
+
+@pytest.mark.parametrize("faces", ["triangles", "quads and an n-gon"])
+def test_the_mesh_is_read_as_blenders_own_vertex_and_loop_triangle_lists_give_it(scene, vide, faces):
+    """mesh_in_plane reads positions and, on a mesh of triangles only, the corners' vertices in bulk (the
+    position and corner attributes): the same vertices and the same triangles, in the same order, as
+    Mesh.vertices' co and Mesh.loop_triangles give; a mesh with other faces goes through the loop triangles."""
+    ob = grid_object("read", scene.collection)
+    me = ob.data
+    select_only(ob)
+    if faces != "triangles":
+        for p in me.polygons[:3]:
+            p.select = True
+    bpy.ops.object.mode_set(mode='EDIT')
+    if faces == "triangles":
+        bpy.ops.mesh.select_all(action='SELECT')
+        bpy.ops.mesh.quads_convert_to_tris()
+    else:
+        bpy.ops.mesh.dissolve_faces()  # the three faces selected in Object Mode: one of 8 corners among quads
+    bpy.ops.object.mode_set(mode='OBJECT')
+    ob.matrix_world = Matrix.Rotation(0.3, 4, 'X') @ Matrix.Translation((1.0, 2.0, 3.0))
+    plane, points, tris = vide.vide_addon.bridge.rig.mesh_in_plane(ob)
+    co = np.empty(len(me.vertices) * 3)
+    me.vertices.foreach_get("co", co)
+    world = co.reshape(-1, 3) @ np.array(ob.matrix_world)[:3, :3].T + np.array(ob.matrix_world)[:3, 3]
+    me.calc_loop_triangles()
+    expected = np.empty(len(me.loop_triangles) * 3, np.int64)
+    me.loop_triangles.foreach_get("vertices", expected)
+    assert (faces == "triangles") == (len(me.loops) == 3 * len(me.polygons))
+    assert np.array_equal(tris, expected.reshape(-1, 3))
+    assert np.array_equal(points, plane.project(world))

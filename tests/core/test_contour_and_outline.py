@@ -60,6 +60,23 @@ def test_inside_test_in_height_bands_matches_one_band_for_all(band):
     assert np.array_equal(points_in_edges(pts, a, b, band=band), whole)
 
 
+def test_inside_test_counts_crossings_as_every_edge_tried_in_turn_does():
+    """The banded test pairs each edge only with points at a height it spans: the crossing count must be that of
+    every edge tried against every point (random points, lattice rows through vertex heights, the vertices)."""
+    rings = marching_squares(random_blobs(5), 0.5)
+    a, b = np.vstack(rings), np.vstack([np.roll(r, -1, axis=0) for r in rings])
+    rng = np.random.default_rng(2)
+    yy, xx = np.mgrid[0:96:1.0, 0:96:0.75]
+    pts = np.vstack([rng.uniform(0, 96, (3000, 2)), np.stack([xx.ravel(), yy.ravel()], axis=1), a])
+    px, py = pts[:, None, 0], pts[:, None, 1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        x_cross = a[None, :, 0] + (py - a[None, :, 1]) * (b[None, :, 0] - a[None, :, 0]) / (b[None, :, 1] - a[None, :, 1])
+    crossings = ((a[None, :, 1] > py) != (b[None, :, 1] > py)) & (px < x_cross)
+    expected = crossings.sum(axis=1) % 2 == 1
+    assert 0.2 < expected.mean() < 0.8
+    assert np.array_equal(points_in_edges(pts, a, b), expected)
+
+
 def test_rings_keep_inside_on_the_left():
     a = np.zeros((40, 40), np.float32)
     a[5:35, 5:35] = 1

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 from scipy.sparse import csr_matrix
 from test_geodesic_and_weights import ELL, LEGS, polygon_mesh
-from vide_addon.core.meshfree import Samples, bezier_falloff, meshfree_weights
+from vide_addon.core.geodesic import _touch, one_per_cell
+from vide_addon.core.meshfree import Samples, _fill_thin_parts, _lattice, bezier_falloff, meshfree_weights
 
 # Five handles on two legs; the two on each leg sit close, so cells reach past their neighbours.
 FIVE = np.array([(20.0, 10.0), (20.0, 30.0), (64.0, 10.0), (64.0, 30.0), (42.0, 118.0)])
@@ -348,3 +349,52 @@ def test_the_outline_grid_tells_inside_segments_as_a_brute_force_crossing_test_d
     got = outline.straight(domain.points[start], vq, start)
     assert np.array_equal(got, expected)
     assert 0.2 < got.mean() < 0.9 and 0.2 < expected[:1000].mean(), "both kinds of answer were tested"
+
+
+@pytest.mark.parametrize("poly", [LEGS, ELL])
+def test_the_outline_grid_offers_every_edge_a_segment_touches(poly):
+    """Outline._near (the cells along a segment, not its whole box) against every boundary edge tried in turn
+    with the exact touch test: no edge a segment crosses or comes within the rounding tolerance of is left
+    out, for segments of any slope and length, ending on the outline, or running along it."""
+    pts, tris = polygon_mesh(poly, 3.0, jitter=0.2, seed=4)
+    outline = Samples.from_mesh(pts, tris, 2.0).outline
+    domain = outline.domain
+    a, b = outline.a, outline.b
+    rng = np.random.default_rng(7)
+    p = rng.uniform(domain.points.min(axis=0), domain.points.max(axis=0), (3000, 2))
+    q = p + rng.normal(0.0, 6.0, p.shape) * rng.choice([0.1, 1.0, 4.0], (len(p), 1))
+    edge = rng.integers(0, len(a), 1000)  # from a point on an edge, and along one past its ends
+    on = a[edge] + rng.uniform(0, 1, (len(edge), 1)) * (b[edge] - a[edge])
+    p = np.vstack([p, on, a[edge] - 0.5 * (b[edge] - a[edge])])
+    q = np.vstack([q, on + rng.normal(0.0, 5.0, on.shape), b[edge] + 0.5 * (b[edge] - a[edge])])
+    n, m = len(p), len(a)
+    seg, edge = np.repeat(np.arange(n), m), np.tile(np.arange(m), n)
+    touch = _touch(p[seg], q[seg], a[edge], b[edge], domain.tolerance)
+    expected = set(zip(seg[touch].tolist(), edge[touch].tolist()))
+    found = set(zip(*(x.tolist() for x in outline._near(p, q))))
+    assert len(expected) > 2000, "segments touching the outline were tested"
+    assert expected <= found
+
+
+def test_thin_parts_get_the_samples_that_every_centre_tried_in_turn_gives():
+    """The thin-part search (whose shortcuts skip most centres: a third of a triangle's least height from the
+    outline, clear disks at both ends) against every triangle centre tried in turn: the centres farther than a
+    thousandth of a spacing from the outline (exact distance) that see no lattice sample within 1.5 spacings
+    (Outline.straight against every one in reach), the first in each half-spacing cell. A strip thinner than
+    the spacing hangs beside the body, 1.5 px from it, between two lattice columns: its nearest samples are
+    across the slit."""
+    poly = np.array([(0, 0), (50, 0), (50, 60), (51.5, 60), (51.5, 10), (53.5, 10), (53.5, 62), (0, 62)], float)
+    pts, tris = polygon_mesh(poly, 1.0, jitter=0.1, seed=1)
+    spacing = 4.0
+    outline = Samples.from_mesh(pts, tris, spacing).outline
+    domain = outline.domain
+    lattice = _lattice(domain, spacing)
+    centres = domain.points[tris].mean(axis=1)
+    off = outline_gap(centres, outline.a, outline.b) > 1e-3 * spacing
+    query, near = np.nonzero(np.hypot(*(centres[:, None] - lattice[None]).transpose(2, 0, 1)) <= 1.5 * spacing)
+    seen = outline.straight(centres[query], lattice[near])
+    sees = np.bincount(query[seen], minlength=len(centres)) > 0
+    found = centres[off & ~sees]
+    expected = found[one_per_cell(found, np.arange(len(found)), 0.5 * spacing)]
+    assert len(expected) >= 10 and (expected[:, 0] > 50).all(), "the strip and the bar above it, only, are thin"
+    assert np.array_equal(_fill_thin_parts(outline, tris, lattice, spacing), expected)

@@ -9,10 +9,10 @@ from .weights import falloff_weights, strongest
 
 
 def joint_blend(points, tris, heads, tails, settings, domain=None):
-    """Joint Blending factored for this mesh and these bones (for Meshfree C², its handles: BoneRig.handle_ends),
-    or None when it is off. Geodesic passes its `Domain`: where its graph has thinned nodes closer together than
-    the vertices are to the outline on average (limbs 4 or more nodes wide), the blend is solved on them
-    (`JointBlend`'s `coarse`); thinned further, it would blur the joints."""
+    """Joint Blending factored for this mesh and these bones (for Meshfree C², its handles and joints:
+    BoneRig.held), or None when it is off. Geodesic passes its `Domain`: where its graph has thinned nodes closer
+    together than the vertices are to the outline on average (limbs 4 or more nodes wide), the blend is solved on
+    them (`JointBlend`'s `coarse`); thinned further, it would blur the joints."""
     if not settings.joint_blend:
         return None
     if settings.method == 'MESHFREE':

@@ -154,8 +154,10 @@ def points_in_rings(points, rings):
 
 def points_in_edges(points, a, b, band=512):
     """Even-odd inside test against the closed edge set a[i]-b[i] (crossing number). Points go in bands of
-    `band` by height, each tested against only the edges whose height range meets the band's: a lattice of
-    100k points against 2k edges takes 0.1 s instead of 18 s."""
+    `band` by height; each edge whose height range meets a band's is paired with only the band's points at a
+    height it spans (found by binary search), so the work goes with the crossings, not points times edges: a
+    lattice of 100k points against 2k edges takes 0.1 s instead of 18 s, and 1.9k points against the 14k
+    edges of a comb 4.5 ms instead of 54."""
     points = np.asarray(points, float)
     inside = np.zeros(len(points), bool)
     low, high = np.minimum(a[:, 1], b[:, 1]), np.maximum(a[:, 1], b[:, 1])
@@ -164,12 +166,14 @@ def points_in_edges(points, a, b, band=512):
         rows = order[start:start + band]
         px, py = points[rows, 0], points[rows, 1]
         near = np.flatnonzero((high >= py[0]) & (low <= py[-1]))
-        ax, ay = a[near, 0, None], a[near, 1, None]
-        bx, by = b[near, 0, None], b[near, 1, None]
-        straddle = (ay > py) != (by > py)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            x_cross = ax + (py - ay) * (bx - ax) / (by - ay)
-        inside[rows] = (np.count_nonzero(straddle & (px < x_cross), axis=0) % 2).astype(bool)
+        # Edge a-b straddles height y, (ay > y) != (by > y), when low <= y < high.
+        first, last = np.searchsorted(py, low[near], "left"), np.searchsorted(py, high[near], "left")
+        count = last - first
+        edge = np.repeat(near, count)
+        at = np.arange(len(edge)) - np.repeat(np.cumsum(count) - count, count) + np.repeat(first, count)
+        ax, ay, bx, by, y = a[edge, 0], a[edge, 1], b[edge, 0], b[edge, 1], py[at]
+        x_cross = ax + (y - ay) * (bx - ax) / (by - ay)
+        inside[rows] = np.bincount(at[px[at] < x_cross], minlength=len(rows)) % 2 == 1
     return inside
 
 

@@ -21,7 +21,7 @@ from scipy.sparse.csgraph import dijkstra
 from scipy.spatial import cKDTree
 
 from .errors import VideError
-from .geodesic import Domain, _touch, one_per_cell, pairs_within
+from .geodesic import Domain, _cross, _touch, one_per_cell, pairs_within
 from .weights import bezier_falloff
 
 LINK_RADIUS = 2.3  # in lattice spacings: links in 16 directions, graph distances within 3% of straight ones
@@ -60,9 +60,9 @@ class Samples:
         lattice = np.vstack([lattice, _fill_thin_parts(outline, tris, lattice, spacing)])
         pts = np.vstack([lattice, np.asarray(extra, float).reshape(-1, 2)])
         clear = domain.clear.at(pts)
-        graph = _link_graph(outline, pts, clear, LINK_RADIUS * spacing)
-        k = min(K_NEIGHBOURS, len(pts))
         tree = cKDTree(pts)
+        graph = _link_graph(outline, tree, clear, LINK_RADIUS * spacing)
+        k = min(K_NEIGHBOURS, len(pts))
         step, near = tree.query(domain.points, k=k)
         step, near = step.reshape(-1, k), near.reshape(-1, k)
         verts = np.arange(len(domain.points))
@@ -90,8 +90,10 @@ class Samples:
         return dijkstra(self.sourced.linked(sources, offsets), directed=True, indices=n, limit=limit)[:n]
 
     def vertices_near(self, rows):
-        """The mesh vertices that look at any of the samples `rows`."""
-        return np.unique(_links_from(self.sample_vertices, rows)[1])
+        """The mesh vertices that look at any of the samples `rows`, in order (marked, not sorted: quicker)."""
+        marked = np.zeros(self.sample_vertices.shape[1], bool)
+        marked[_links_from(self.sample_vertices, rows)[1]] = True
+        return np.flatnonzero(marked)
 
     def at_vertices(self, dist, vertices=None, columns=None):
         """Distances (vertices, handles) at the mesh vertices (or the `vertices` given) from distances
@@ -144,20 +146,27 @@ def _fill_thin_parts(outline, tris, lattice, spacing):
     the lattice may have none or a chain of them too far apart to link: triangle centres of the mesh that
     see no lattice sample within 1.5 spacings, at most one per half-spacing cell. Elsewhere the samples do
     not depend on the mesh."""
-    centres = outline.domain.points[np.asarray(tris, np.int64).reshape(-1, 3)].mean(axis=1)
-    centres = centres[_off_outline(outline.domain, centres, spacing)]
+    corners = outline.domain.points[np.asarray(tris, np.int64).reshape(-1, 3)]
+    centres = corners.mean(axis=1)
+    # No outline edge enters a triangle, so its centre is a third of its least height or more from the outline.
+    sides = np.hypot(*(np.roll(corners, -1, axis=1) - corners).transpose(2, 0, 1)).max(axis=1)
+    twice_area = np.abs(_cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0]))
+    clear = np.maximum(outline.domain.clear.at(centres), twice_area / (3.0 * np.maximum(sides, 1e-300)))
+    off = _off_outline(outline.domain, centres, spacing, clear)
+    centres, clear = centres[off], clear[off]
     if len(lattice):
-        centres = centres[~_sees_any(outline, centres, lattice, 1.5 * spacing)]
+        centres = centres[~_sees_any(outline, centres, clear, lattice, 1.5 * spacing)]
     return centres[one_per_cell(centres, np.arange(len(centres)), 0.5 * spacing)]
 
 
-def _sees_any(outline, pts, targets, radius):
+def _sees_any(outline, pts, clear, targets, radius):
     """Whether each point sees (in a straight line inside the mesh) any of `targets` within `radius`: the
-    nearest is tried first, the others only for the points that do not see it."""
+    nearest is tried first (inside if the clear disks of both ends cover the step; `clear`: lower bounds of
+    the points' distances to the outline), the others only for the points that do not see it."""
     tree = cKDTree(targets)
     gap, nearest = tree.query(pts)
     seen = gap <= radius
-    test = np.flatnonzero(seen)
+    test = np.flatnonzero(seen & (gap > clear + outline.domain.clear.at(targets)[nearest]))
     seen[test] = outline.straight(pts[test], targets[nearest[test]])
     rest = np.flatnonzero(~seen)
     query, near = pairs_within(tree, pts[rest], np.full(len(rest), radius))
@@ -165,10 +174,10 @@ def _sees_any(outline, pts, targets, radius):
     return seen
 
 
-def _off_outline(domain, pts, spacing):
+def _off_outline(domain, pts, spacing, bound=0.0):
     """Whether each point lies farther than a thousandth of `spacing` from the mesh outline (measured only
-    where the clearance bound does not already say so)."""
-    off = domain.clear.at(pts) > 1e-3 * spacing
+    where the clearance bound, or the lower `bound` given, does not already say so)."""
+    off = np.maximum(domain.clear.at(pts), bound) > 1e-3 * spacing
     near = np.flatnonzero(~off)
     off[near] = _outline_distance(domain, pts[near], 2e-3 * spacing) > 1e-3 * spacing
     return off
@@ -187,12 +196,14 @@ def _outline_distance(domain, pts, cap):
     return out
 
 
-def _link_graph(outline, pts, clear, radius):
-    """Symmetric graph of straight links between samples closer than `radius` that stay inside (`clear`: a
-    lower bound of each sample's distance to the outline). A radius, not k nearest: on a lattice, ties among
-    equally near points would be broken by index, and mirrored input would get an unmirrored graph."""
+def _link_graph(outline, tree, clear, radius):
+    """Symmetric graph of straight links between samples (the points of the k-d `tree`) closer than `radius`
+    that stay inside (`clear`: a lower bound of each sample's distance to the outline). A radius, not k nearest:
+    on a lattice, ties among equally near points would be broken by index, and mirrored input would get an
+    unmirrored graph."""
+    pts = tree.data
     n = len(pts)
-    pairs = cKDTree(pts).query_pairs(radius, output_type='ndarray')
+    pairs = tree.query_pairs(radius, output_type='ndarray')
     length = np.hypot(*(pts[pairs[:, 1]] - pts[pairs[:, 0]]).T)
     inside = length <= clear[pairs[:, 0]] + clear[pairs[:, 1]]  # the two ends' clear disks cover the link
     rest = np.flatnonzero(~inside)
@@ -223,26 +234,19 @@ class Outline:
         self.start = np.searchsorted(key[order], np.arange(int(np.prod(self.shape)) + 1))
 
     def straight(self, p, q, start=None):
-        """Whether each segment p-q (from vertex `start`, or from a point) stays inside the mesh: covered by
-        clear disks, or else leaving its start vertex inwards and touching no boundary edge but at its ends."""
-        ok = np.zeros(len(p), bool)
-        # From a boundary vertex no clear disk covers the first part of a segment: those go to the exact test.
-        free = np.arange(len(p)) if start is None else np.flatnonzero(~self.domain.on_boundary[start])
-        ok[free] = self.domain.clear.covers(p[free], q[free])
-        rest = np.flatnonzero(~ok)
-        if len(rest) == 0:
-            return ok
-        p, q = p[rest], q[rest]
-        start = np.full(len(rest), -1) if start is None else start[rest]
+        """Whether each segment p-q (from vertex `start`, or from a point) stays inside the mesh: leaving its
+        start vertex inwards and touching no boundary edge but at its ends. Exact for every segment: clear disks
+        along it (Clearance.covers) as a shortcut cost more than the tests they spared, on every bench mesh."""
+        start = np.full(len(p), -1) if start is None else start
         clear = self.domain._leaves_inward(start, q - p)
         test = np.flatnonzero(clear)
-        seg, edge = self._near(p[test], q[test])
+        p, q, start = p[test], q[test], start[test]
+        seg, edge = self._near(p, q)
         ends = self.domain.boundary[edge]
-        at_end = (ends[:, 0] == start[test][seg]) | (ends[:, 1] == start[test][seg])
-        touch = _touch(p[test][seg], q[test][seg], self.a[edge], self.b[edge], self.domain.tolerance) & ~at_end
+        at_end = (ends[:, 0] == start[seg]) | (ends[:, 1] == start[seg])
+        touch = _touch(p[seg], q[seg], self.a[edge], self.b[edge], self.domain.tolerance) & ~at_end
         clear[test[seg[touch]]] = False
-        ok[rest] = clear
-        return ok
+        return clear
 
     def _boxes(self, p, q):
         tol = self.domain.tolerance
@@ -260,23 +264,50 @@ class Outline:
         return box, x * self.shape[1] + y
 
     def _near(self, p, q):
-        """(segment, edge) pairs whose boxes overlap, each once: from the cell that holds the lower corner
-        of the overlap."""
-        lo, hi = self._boxes(p, q)
-        seg, key = self._cells(lo, hi)
+        """(segment, edge) pairs whose boxes meet, from the grid cells along each segment (not every cell of its
+        box: a long slanted segment would read many times more). A pair may come more than once."""
+        seg, key = self._along(p, q)
         count = self.start[key + 1] - self.start[key]
         at = np.repeat(self.start[key] - np.cumsum(count) + count, count) + np.arange(count.sum())
-        seg, key, edge = np.repeat(seg, count), np.repeat(key, count), self.edges[at]
-        (x0, y0), (x1, y1), (ex0, ey0), (ex1, ey1) = lo.T, hi.T, self.box_lo.T, self.box_hi.T
-        low_x = np.maximum(x0[seg], ex0[edge])
-        meet = np.flatnonzero((low_x <= np.minimum(x1[seg], ex1[edge])))
-        seg, key, edge, low_x = seg[meet], key[meet], edge[meet], low_x[meet]
-        low_y = np.maximum(y0[seg], ey0[edge])
-        meet = low_y <= np.minimum(y1[seg], ey1[edge])
-        column = np.clip(np.floor((low_x - self.lo[0]) / self.cell).astype(np.int64), 0, self.shape[0] - 1)
-        row = np.clip(np.floor((low_y - self.lo[1]) / self.cell).astype(np.int64), 0, self.shape[1] - 1)
-        once = meet & (column * self.shape[1] + row == key)
-        return seg[once], edge[once]
+        seg, edge = np.repeat(seg, count), self.edges[at]
+        lo, hi = self._boxes(p, q)
+        meet = np.ones(len(seg), bool)
+        for axis in (0, 1):
+            meet &= np.maximum(lo[seg, axis], self.box_lo[edge, axis]) <= np.minimum(hi[seg, axis],
+                                                                                    self.box_hi[edge, axis])
+        return seg[meet], edge[meet]
+
+    def _along(self, p, q):
+        """(segment, cell key) for every grid cell that a segment p-q, widened by the tolerance, meets: column by
+        column, the rows that the segment spans over the column."""
+        tol = self.domain.tolerance
+        x0, x1 = np.minimum(p[:, 0], q[:, 0]) - tol, np.maximum(p[:, 0], q[:, 0]) + tol
+        c0, c1 = self._index(x0, 0), self._index(x1, 0)
+        seg, col = _runs(c0, c1 - c0 + 1)
+        # Where the segment is over the column, plus the tolerance either side; from its ends in the first and
+        # last columns (which take in any part of it beyond the grid).
+        left = self.lo[0] + col * self.cell - tol
+        xa = np.where(col == c0[seg], -np.inf, left)
+        xb = np.where(col == c1[seg], np.inf, left + self.cell + 2 * tol)
+        (px, py), (dx, dy) = p[seg].T, (q[seg] - p[seg]).T
+        flat = np.abs(dx) <= tol  # upright: all of it
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ta = np.where(flat, 0.0, np.clip((xa - px) / dx, 0.0, 1.0))
+            tb = np.where(flat, 1.0, np.clip((xb - px) / dx, 0.0, 1.0))
+        ya, yb = py + ta * dy, py + tb * dy
+        r0, r1 = self._index(np.minimum(ya, yb) - tol, 1), self._index(np.maximum(ya, yb) + tol, 1)
+        at, row = _runs(r0, r1 - r0 + 1)
+        return seg[at], col[at] * self.shape[1] + row
+
+    def _index(self, v, axis):
+        """The grid column (axis 0) or row (axis 1) of coordinates `v`, the nearest one off the grid."""
+        return np.clip(np.floor((v - self.lo[axis]) / self.cell).astype(np.int64), 0, self.shape[axis] - 1)
+
+
+def _runs(first, count):
+    """(run, value) for runs of consecutive integers: count[i] of them from first[i]."""
+    run = np.repeat(np.arange(len(first)), count)
+    return run, first[run] + np.arange(len(run)) - np.repeat(np.cumsum(count) - count, count)
 
 
 @dataclass

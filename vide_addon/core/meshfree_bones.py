@@ -78,6 +78,16 @@ class BoneRig:
         pull = self.joint_pull * (self.tails - self.heads)
         return self.heads + pull, self.tails - pull
 
+    def held(self):
+        """(heads, tails) of what Joint Blending holds the weights on: each bone's handle, then the middle of each
+        joint (halfway between the two handle ends there) as a point. Held only on the handles, a joint beside a
+        wide part (a knee under a cape) is blended towards the wide part's weights, down the narrow limb, and a
+        bend folds the inside of the joint."""
+        heads, tails = self.handle_ends()
+        ends = np.vstack([heads, tails])
+        middles = ends[self._joints(self.heads, self.tails)].mean(axis=1)
+        return np.vstack([heads, middles]), np.vstack([tails, middles])
+
     def vertex_weights(self):
         """Weights (mesh vertices, bones), rows summing to 1. A vertex no handle reaches (an island without
         bones) goes wholly to the bone nearest to it."""
@@ -91,15 +101,20 @@ class BoneRig:
         return w
 
     def _touching(self, heads, tails):
-        """Whether two bones share an end (a joint). Bones drawn by hand rarely meet exactly: ends closer
-        than a fraction of the shorter bone, or than the lattice can tell apart, are a joint too."""
+        """Whether two bones share an end (a joint)."""
+        return len(self._joints(heads, tails)) > 0
+
+    def _joints(self, heads, tails):
+        """Pairs (k, 2) of bone ends that make a joint, each end numbered as in [heads, tails]. Bones drawn by hand
+        rarely meet exactly: ends closer than a fraction of the shorter bone, or than the lattice can tell apart,
+        are a joint too."""
         ends = np.vstack([heads, tails])
         gaps = np.hypot(*(ends[:, None] - ends[None]).transpose(2, 0, 1))
         bones = len(heads)
         length = np.tile(np.hypot(*(tails - heads).T), 2)
         near = np.maximum(JOINT_NEAR * np.minimum(length[:, None], length[None]), TOUCH * self.spacing)
         other = np.abs(np.arange(2 * bones)[:, None] - np.arange(2 * bones)[None]) % bones != 0
-        return bool((gaps[other] < near[other]).any())
+        return np.argwhere(np.triu(other & (gaps < near)))
 
     def _attach(self, a, b):
         """The samples a bone segment a-b links to (within link reach of a point on it, in a straight line
