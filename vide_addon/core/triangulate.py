@@ -160,20 +160,39 @@ def _lattice_in_box(s, x0, y0, x1, y1):
 
 
 def _lattice_near(s, centres, reach):
-    """Lattice points (spacing `s`) within boxes of half-size `reach` around `centres`, without repeats."""
+    """Lattice points (spacing `s`) within boxes of half-size `reach` around `centres`, without repeats, in rows
+    from the bottom."""
     dy = s * np.sqrt(3.0) / 2.0
     r0 = np.floor((centres[:, 1] - reach) / dy).astype(np.int64)
     r1 = np.ceil((centres[:, 1] + reach) / dy).astype(np.int64)
     c0 = np.floor((centres[:, 0] - reach) / s).astype(np.int64) - 1
     c1 = np.ceil((centres[:, 0] + reach) / s).astype(np.int64)
-    nr, nc = r1 - r0 + 1, c1 - c0 + 1
-    owner = np.repeat(np.arange(len(centres)), nr * nc)
-    local = np.arange(owner.size) - np.repeat(np.cumsum(nr * nc) - nr * nc, nr * nc)
-    rows = r0[owner] + local // nc[owner]
-    cols = c0[owner] + local % nc[owner]
-    key = np.unique((rows << 32) + (cols - cols.min()))
-    rows, cols = key >> 32, (key & 0xFFFFFFFF) + cols.min()
+    bottom, left = r0.min(), c0.min()
+    width = c1.max() - left + 1
+    # Each box as its rows, each row as its run of columns: the key row * width + column of every point.
+    rows_per_box = r1 - r0 + 1
+    box = np.repeat(np.arange(len(centres)), rows_per_box)
+    row = r0[box] + _ranks(rows_per_box)
+    run = c1[box] - c0[box] + 1
+    key = np.repeat((row - bottom) * width + c0[box] - left, run) + _ranks(run)
+    key = _distinct(key, (r1.max() - bottom + 1) * width)
+    rows, cols = key // width + bottom, key % width + left
     return np.stack([(cols + 0.5 * (rows % 2)) * s, rows * dy], axis=1)
+
+
+def _ranks(counts):
+    """0, 1, ..., counts[0] - 1, 0, 1, ..., counts[1] - 1, ...: each item's place in its group."""
+    return np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
+
+
+def _distinct(keys, limit):
+    """The distinct values of `keys` (integers in [0, limit)), sorted: marked in a boolean array when `limit`
+    is not much more than their count, else by sorting."""
+    if limit > 4 * len(keys):
+        return np.unique(keys)
+    seen = np.zeros(limit, bool)
+    seen[keys] = True
+    return np.flatnonzero(seen)
 
 
 def quality_triangulation(outline, interior, cdt, min_angle=21.0, max_rounds=25):
@@ -214,7 +233,7 @@ def quality_triangulation(outline, interior, cdt, min_angle=21.0, max_rounds=25)
         sharp = np.concatenate([sharp, np.zeros(len(points) - len(sharp), bool)])
         mesh = _retriangulate(points, mesh, grid, first_new, split, cdt)
     tris = mesh.tris
-    used = np.unique(tris)
+    used = _distinct(tris.ravel(), len(points))
     remap = np.full(len(points), -1)
     remap[used] = np.arange(len(used))
     return points[used], remap[tris]
@@ -308,7 +327,7 @@ def _retriangulate(points, mesh, grid, first_new, split, cdt):
         halves = first_new + where[is_split]
         boundary = np.vstack([boundary[~is_split], np.stack([boundary[is_split, 0], halves], axis=1),
                               np.stack([halves, boundary[is_split, 1]], axis=1)])
-    local = np.unique(np.concatenate([hole.ravel(), np.arange(first_new, n)]))
+    local = _distinct(np.concatenate([hole.ravel(), np.arange(first_new, n)]), n)
     to_local = np.full(n, -1)
     to_local[local] = np.arange(len(local))
     sub_points, sub_segments = points[local], to_local[boundary]
@@ -393,17 +412,16 @@ def _edge_key(edges, n):
 def _encroached_segments(points, segments, tris, seg_floor):
     """Outline edges whose diametral circle holds the opposite vertex of their inside triangle, and which
     of `tris` are those triangles."""
-    n = len(points)
+    n, m = len(points), len(tris)
+    # Each triangle's three corners as (edge start, edge end, opposite vertex), the first edges first.
+    corner = np.concatenate([tris, np.roll(tris, -1, axis=1), np.roll(tris, -2, axis=1)])
+    hit, where = _find(_edge_key(segments, n), _edge_key(corner, n))
+    i, j, opp = corner[hit].T
+    u, v = points[i] - points[opp], points[j] - points[opp]
+    obtuse = np.einsum("ij,ij->i", u, v) < -1e-12 * np.einsum("ij,ij->i", u, u)
     enc = np.zeros(len(segments), bool)
-    encroaching = np.zeros(len(tris), bool)
-    seg_key = _edge_key(segments, n)
-    for i, j, opp in ((0, 1, 2), (1, 2, 0), (2, 0, 1)):
-        hit, where = _find(seg_key, _edge_key(tris[:, [i, j]], n))
-        u = points[tris[hit, i]] - points[tris[hit, opp]]
-        v = points[tris[hit, j]] - points[tris[hit, opp]]
-        obtuse = np.einsum("ij,ij->i", u, v) < -1e-12 * np.einsum("ij,ij->i", u, u)
-        enc[where[hit][obtuse]] = True
-        encroaching[np.flatnonzero(hit)[obtuse]] = True
+    enc[where[hit][obtuse]] = True
+    encroaching = np.bincount(np.flatnonzero(hit)[obtuse] % m, minlength=m) > 0
     length = np.hypot(*(points[segments[:, 1]] - points[segments[:, 0]]).T)
     return enc & (length > 2 * seg_floor), encroaching
 
