@@ -7,8 +7,8 @@ surrounded by transparent pixels, so a shape touching the border is closed along
 """
 
 import numpy as np
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import connected_components, depth_first_order
 
 # Corners of a cell in counter-clockwise order (bottom-left, bottom-right, top-right, top-left) as
 # (row, column) offsets; cell edge i runs from corner i to corner i + 1.
@@ -124,27 +124,25 @@ def _edge_id(r, c, local_edge, width):
 
 def _cycles(nxt):
     """Index arrays of the cycles of the permutation `nxt`, each in walking order from its smallest index,
-    ordered by that index. Pointer jumping (log2 of the longest cycle passes over arrays) instead of a walk
-    in Python, which cost 0.1 s on a 4096² comb."""
+    ordered by that index. Each cycle is cut before its smallest index and its end joined to the next cycle's
+    start: one path, which scipy's depth-first order walks in C (a walk in Python cost 0.1 s on a 4096² comb)."""
     n = len(nxt)
-    _count, label = connected_components(coo_matrix((np.ones(n), (np.arange(n), nxt)), shape=(n, n)),
+    _count, label = connected_components(csr_matrix((np.ones(n), nxt, np.arange(n + 1)), shape=(n, n)),
                                          directed=True, connection="weak")
     start = np.full(label.max() + 1, n)
     np.minimum.at(start, label, np.arange(n))
-    # Steps from each index to its cycle's start: the start jumps to itself at no cost.
-    jump = np.array(nxt)
-    jump[start] = start
-    steps = np.ones(n, np.int64)
-    steps[start] = 0
-    while (jump != jump[jump]).any():
-        steps += steps[jump]
-        jump = jump[jump]
-    length = np.bincount(label)
-    position = (length[label] - steps) % length[label]
-    rank = np.empty_like(label)
-    rank[np.argsort(start)] = np.arange(len(start))  # cycles by smallest index
-    order = np.lexsort((position, rank[label]))
-    return np.split(order, np.cumsum(length[np.argsort(start)])[:-1])
+    start.sort()
+    before = np.empty(n, np.int64)
+    before[nxt] = np.arange(n)
+    path = np.array(nxt)
+    path[before[start[:-1]]] = start[1:]
+    step = np.ones(n, bool)
+    step[before[start[-1]]] = False  # the path ends where the last cycle closes
+    order = depth_first_order(csr_matrix((np.ones(n - 1), path[step], np.concatenate([[0], np.cumsum(step)])),
+                                         shape=(n, n)), start[0], return_predecessors=False)
+    is_start = np.zeros(n, bool)
+    is_start[start] = True
+    return np.split(order, np.flatnonzero(is_start[order])[1:])
 
 
 def signed_area(ring):
