@@ -296,7 +296,7 @@ class _Triangles:
     def replaced(self, drop, points, tris, grid):
         """These triangles without the ones flagged in `drop`, plus `tris` (looked at next round)."""
         new = _Triangles.of(points, tris, grid)
-        keep = ~drop
+        keep = np.flatnonzero(~drop)
         return _Triangles(*(np.concatenate([getattr(self, f)[keep], getattr(new, f)])
                             for f in ("tris", "centre", "radius", "boxes", "look")))
 
@@ -496,7 +496,7 @@ def _circumcentres_to_add(points, segments, tris, sharp, min_angle, seg_floor):
 
     pa, pb = points[segments[:, 0]], points[segments[:, 1]]
     mid, half = (pa + pb) / 2, np.hypot(*(pb - pa).T) / 2
-    near = cKDTree(mid).query_ball_point(cc, r=half.max() + 1e-9)
+    near = cKDTree(mid).query_ball_point(cc, r=half.max() + 1e-9, return_sorted=False)
     counts = np.fromiter(map(len, near), np.int64, count=len(near))
     seg = np.fromiter(chain.from_iterable(near), np.int64, count=counts.sum())
     centre = np.repeat(np.arange(len(cc)), counts)
@@ -527,7 +527,7 @@ def _spread_out(cc, radius):
     """Drops circumcentres that fall within half a circumradius of one already taken (batch insertion)."""
     if len(cc) < 2:
         return cc
-    near = cKDTree(cc).query_ball_point(cc, 0.5 * radius)
+    near = cKDTree(cc).query_ball_point(cc, 0.5 * radius, return_sorted=False)
     taken = np.zeros(len(cc), bool)
     blocked = np.zeros(len(cc), bool)
     for k in np.argsort(-radius).tolist():
