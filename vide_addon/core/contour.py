@@ -53,34 +53,37 @@ def marching_squares(field, level):
     if rows.size == 0:
         return []
 
-    def value(r, c):
-        # Padded grid values; outside the image a value that puts the crossing on the image border.
-        rr, cc = np.clip(r - 1, 0, h - 1), np.clip(c - 1, 0, w - 1)
-        v = field[rr, cc].astype(np.float64)
-        outside = (r < 1) | (r > h) | (c < 1) | (c > w)
+    # Padded grid values at the cells' corners; outside the image a value that puts the crossing on the border.
+    row_at = [np.clip(rows + dr - 1, 0, h - 1) for dr in (0, 1)]
+    col_at = [np.clip(cols + dc - 1, 0, w - 1) for dc in (0, 1)]
+    row_out = [(rows + dr < 1) | (rows + dr > h) for dr in (0, 1)]
+    col_out = [(cols + dc < 1) | (cols + dc > w) for dc in (0, 1)]
+    corner_vals = np.empty((len(rows), 4))
+    for k, (dr, dc) in enumerate(_CORNERS):
+        v = field[row_at[dr], col_at[dc]].astype(np.float64)
+        outside = row_out[dr] | col_out[dc]
         v[outside] = np.minimum(2.0 * level - v[outside], np.minimum(v[outside], level) - 1e-6)
-        return v
-
-    corner_vals = np.stack([value(rows + dr, cols + dc) for dr, dc in _CORNERS], axis=1)
+        corner_vals[:, k] = v
     corner_in = corner_vals >= level
-    case = (corner_in * (1 << np.arange(4))).sum(axis=1)
+    case = corner_in[:, 0] + 2 * corner_in[:, 1] + 4 * corner_in[:, 2] + 8 * corner_in[:, 3]
     connected = (corner_vals.mean(axis=1) >= level).astype(np.int64)
 
     width = w + 2
     starts, ends, points = [], [], []
     for slot in (0, 1):
         seg = _SEG[case, connected, slot]
-        ok = seg[:, 0] >= 0
+        ok = np.flatnonzero(seg[:, 0] >= 0)
         r, c, s, e = rows[ok], cols[ok], seg[ok, 0].astype(np.int64), seg[ok, 1].astype(np.int64)
         starts.append(_edge_id(r, c, s, width))
         ends.append(_edge_id(r, c, e, width))
         # The crossing on the start edge, interpolated between its two corners.
+        s1 = (s + 1) % 4
         v0 = corner_vals[ok, s]
-        v1 = corner_vals[ok, (s + 1) % 4]
+        v1 = corner_vals[ok, s1]
         t = np.clip((level - v0) / (v1 - v0), _T_CLAMP, 1.0 - _T_CLAMP)
-        p0 = _CORNERS[s][:, ::-1] + np.stack([c, r], axis=1)
-        p1 = _CORNERS[(s + 1) % 4][:, ::-1] + np.stack([c, r], axis=1)
-        points.append(p0 + t[:, None] * (p1 - p0) - 0.5)
+        x0, y0 = c + _CORNERS[s, 1], r + _CORNERS[s, 0]
+        x1, y1 = c + _CORNERS[s1, 1], r + _CORNERS[s1, 0]
+        points.append(np.stack([x0 + t * (x1 - x0) - 0.5, y0 + t * (y1 - y0) - 0.5], axis=1))
     starts, ends, points = np.concatenate(starts), np.concatenate(ends), np.concatenate(points)
 
     order = np.argsort(starts)
