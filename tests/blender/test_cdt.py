@@ -62,6 +62,30 @@ def test_bridge_triangles_are_the_cdts_with_vertex_ids_and_crossing_outlines_are
         triangulate(doubled, np.array([[0, 1], [1, 2], [2, 3], [3, 4], [4, 0]]))
 
 
+def test_bridge_pauses_the_garbage_collector_only_during_the_call_and_restores_it(vide, monkeypatch):
+    """The CDT runs with the cyclic collector paused (its many small lists set off costly collections); after the
+    call, and after a failed one, the collector is as it was, on or off."""
+    import gc
+
+    cdt = vide.vide_addon.bridge.cdt
+    seen = []
+    monkeypatch.setattr(cdt, "delaunay_2d_cdt", lambda *args: seen.append(gc.isenabled()) or delaunay_2d_cdt(*args))
+    square = np.array([[0, 0], [1, 0], [1, 1], [0, 1]], float)
+    ring = np.array([[0, 1], [1, 2], [2, 3], [3, 0]])
+    bow_tie = square[[0, 2, 1, 3]]
+    try:
+        for enabled in (True, False):
+            gc.enable() if enabled else gc.disable()
+            cdt.triangulate(square, ring)
+            assert gc.isenabled() == enabled
+            with pytest.raises(vide.vide_addon.core.errors.VideError):
+                cdt.triangulate(bow_tie, ring)
+            assert gc.isenabled() == enabled
+    finally:
+        gc.enable()
+    assert seen and not any(seen), "paused in every call"
+
+
 def test_quality_triangulation_fills_islands_and_keeps_holes(vide):
     triangulate = vide.vide_addon.bridge.cdt.triangulate
     outer, hole = square_with_hole()

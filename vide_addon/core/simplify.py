@@ -113,19 +113,23 @@ def _worst(chain, a, b, tolerance):
     """For the spans a[i]..b[i] (kept points, b[i] - a[i] >= 2): the points that must be kept (for each span
     every point tied for it, as the ends of runs of neighbours), and whether each span's chord may replace
     its run."""
-    span, starts, pos, d, rel, length = _runs(chain, a, b)
+    span, starts, pos, (dx, dy), (rx, ry), length = _runs(chain, a, b)
     degenerate = length < 1e-12
     with np.errstate(divide="ignore", invalid="ignore"):
-        side = (d[:, 0] * rel[:, 1] - d[:, 1] * rel[:, 0]) / length  # > 0: inside (left of the chord)
-        t = np.clip((rel * d).sum(axis=1) / length**2, 0.0, 1.0)
-    dist = np.hypot(*(rel - t[:, None] * d).T)
+        side = (dx * ry - dy * rx) / length  # > 0: inside (left of the chord)
     # Which test each span fails first, and the score whose maximum picks the point to keep for it.
     cut = (np.minimum.reduceat(side, starts) < -_CUT_EPS)[span]
     # Pixel contours put points at exactly the tolerance: within _TIED it counts as within, whichever way
     # rounding went, so mirror images take the same branch.
     wide = (np.maximum.reduceat(side, starts) > tolerance + _TIED)[span]  # farther from the line, so the chord
+    # The distance to the chord itself (beyond its ends) only matters in spans that pass both tests above.
+    dist = np.zeros(len(span))
+    rest = np.flatnonzero(~(cut | wide))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.clip((rx[rest] * dx[rest] + ry[rest] * dy[rest]) / length[rest] ** 2, 0.0, 1.0)
+    dist[rest] = np.hypot(rx[rest] - t * dx[rest], ry[rest] - t * dy[rest])
     far = (np.maximum.reduceat(dist, starts) > tolerance + _TIED)[span]
-    score = np.where(degenerate, np.hypot(*rel.T),
+    score = np.where(degenerate, np.hypot(rx, ry),
                      np.where(cut, -side, np.where(wide, side, np.where(far, dist, -np.inf))))
     fails = (degenerate | cut | wide | far)
     best = np.maximum.reduceat(score, starts)[span]
@@ -136,24 +140,25 @@ def _worst(chain, a, b, tolerance):
 
 def _runs(chain, a, b):
     """The points strictly between a[i] and b[i], all runs in one array: for each point its run, where each run
-    starts in it, the point's index in the chain, its run's chord (b - a) and the point relative to a, and the
-    chord's length."""
+    starts in it, the point's index in the chain, its run's chord (b - a, as x and y), the point relative to a
+    (x and y), and the chord's length."""
     counts = b - a - 1
     span = np.repeat(np.arange(len(a)), counts)
     starts = np.cumsum(counts) - counts
     pos = a[span] + 1 + np.arange(len(span)) - starts[span]
-    d = (chain[b] - chain[a])[span]
-    return span, starts, pos, d, chain[pos] - chain[a][span], np.hypot(*d.T)
+    chord = chain[b] - chain[a]
+    x, y = chain[:, 0], chain[:, 1]
+    return (span, starts, pos, (chord[span, 0], chord[span, 1]), (x[pos] - x[a][span], y[pos] - y[a][span]),
+            np.hypot(*chord.T)[span])
 
 
 def _split(chain, keep, settled, a, b, tolerance):
     """Keeps the points of each run a..b farthest from its chord (all tied for it; from its start, if the chord
     is degenerate), then whatever the new chords need so that they do not cut the art either (a chord that
     was valid for the whole run is not necessarily valid for part of it)."""
-    span, starts, pos, d, rel, length = _runs(chain, a, b)
+    span, starts, pos, (dx, dy), (rx, ry), length = _runs(chain, a, b)
     with np.errstate(divide="ignore", invalid="ignore"):
-        dist = np.where(length > 1e-12, np.abs(d[:, 0] * rel[:, 1] - d[:, 1] * rel[:, 0]) / length,
-                        np.hypot(*rel.T))
+        dist = np.where(length > 1e-12, np.abs(dx * ry - dy * rx) / length, np.hypot(rx, ry))
     best = np.maximum.reduceat(dist, starts)[span]
     keep[_run_ends(pos[dist >= best - _TIED])] = True
     settled[a] = False
@@ -195,9 +200,10 @@ def _near_pairs(p, q, step=4.0):
     t = (np.arange(counts.sum()) - first[seg]) / (counts[seg] - 1)
     samples = p[seg] + t[:, None] * (q - p)[seg]
     pairs = cKDTree(samples).query_pairs(step * 1.01 + 2 * MIN_GAP, output_type="ndarray")
-    pairs = seg[pairs]
-    pairs = pairs[pairs[:, 0] != pairs[:, 1]]
-    return np.unique(np.sort(pairs, axis=1), axis=0)
+    i, j = seg[pairs].T
+    key = np.unique(np.minimum(i, j) * len(p) + np.maximum(i, j))
+    key = key[key // len(p) != key % len(p)]
+    return np.stack([key // len(p), key % len(p)], axis=1)
 
 
 def _segment_distance(a, b, c, d):

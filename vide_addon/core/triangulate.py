@@ -116,6 +116,7 @@ def graded_lattice(field, level, contour, outline, spacing, grading=1.0):
     levels = int(np.clip(np.ceil(np.log2(spacing / finest)), 0, 6))
     contour_tree, outline_tree = cKDTree(contour), cKDTree(outline.points)
     k_near = min(8, len(outline.points))
+    outline_size = np.append(outline.size, np.inf)  # the size where the tree finds no point
     h, w = field.shape
     keep = []
     for k in range(levels + 1):
@@ -135,9 +136,11 @@ def graded_lattice(field, level, contour, outline, spacing, grading=1.0):
         cand = cand[field[ij[:, 1], ij[:, 0]] >= level]
         if len(cand) == 0:
             continue
-        dist, idx = outline_tree.query(cand, k=k_near)
+        # Outline points farther than 2 s_k (spacing at k = 0) cannot bring h below it: the query stops there.
+        bound = spacing if k == 0 else 2 * s_k
+        dist, idx = outline_tree.query(cand, k=k_near, distance_upper_bound=bound / grading)
         dist, idx = dist.reshape(len(cand), -1), idx.reshape(len(cand), -1)
-        size = np.minimum((outline.size[idx] + grading * dist).min(axis=1), spacing)
+        size = np.minimum((outline_size[idx] + grading * dist).min(axis=1), spacing)
         wanted = size >= s_k if k == 0 else (size < 2 * s_k) & ((size >= s_k) | (k == levels))
         cand = cand[wanted]
         clear, _ = contour_tree.query(cand, distance_upper_bound=max(0.5 * s_k, 1.0))
@@ -157,20 +160,39 @@ def _lattice_in_box(s, x0, y0, x1, y1):
 
 
 def _lattice_near(s, centres, reach):
-    """Lattice points (spacing `s`) within boxes of half-size `reach` around `centres`, without repeats."""
+    """Lattice points (spacing `s`) within boxes of half-size `reach` around `centres`, without repeats, in rows
+    from the bottom."""
     dy = s * np.sqrt(3.0) / 2.0
     r0 = np.floor((centres[:, 1] - reach) / dy).astype(np.int64)
     r1 = np.ceil((centres[:, 1] + reach) / dy).astype(np.int64)
     c0 = np.floor((centres[:, 0] - reach) / s).astype(np.int64) - 1
     c1 = np.ceil((centres[:, 0] + reach) / s).astype(np.int64)
-    nr, nc = r1 - r0 + 1, c1 - c0 + 1
-    owner = np.repeat(np.arange(len(centres)), nr * nc)
-    local = np.arange(owner.size) - np.repeat(np.cumsum(nr * nc) - nr * nc, nr * nc)
-    rows = r0[owner] + local // nc[owner]
-    cols = c0[owner] + local % nc[owner]
-    key = np.unique((rows << 32) + (cols - cols.min()))
-    rows, cols = key >> 32, (key & 0xFFFFFFFF) + cols.min()
+    bottom, left = r0.min(), c0.min()
+    width = c1.max() - left + 1
+    # Each box as its rows, each row as its run of columns: the key row * width + column of every point.
+    rows_per_box = r1 - r0 + 1
+    box = np.repeat(np.arange(len(centres)), rows_per_box)
+    row = r0[box] + _ranks(rows_per_box)
+    run = c1[box] - c0[box] + 1
+    key = np.repeat((row - bottom) * width + c0[box] - left, run) + _ranks(run)
+    key = _distinct(key, (r1.max() - bottom + 1) * width)
+    rows, cols = key // width + bottom, key % width + left
     return np.stack([(cols + 0.5 * (rows % 2)) * s, rows * dy], axis=1)
+
+
+def _ranks(counts):
+    """0, 1, ..., counts[0] - 1, 0, 1, ..., counts[1] - 1, ...: each item's place in its group."""
+    return np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
+
+
+def _distinct(keys, limit):
+    """The distinct values of `keys` (integers in [0, limit)), sorted: marked in a boolean array when `limit`
+    is not much more than their count, else by sorting."""
+    if limit > 4 * len(keys):
+        return np.unique(keys)
+    seen = np.zeros(limit, bool)
+    seen[keys] = True
+    return np.flatnonzero(seen)
 
 
 def quality_triangulation(outline, interior, cdt, min_angle=21.0, max_rounds=25):
@@ -185,21 +207,23 @@ def quality_triangulation(outline, interior, cdt, min_angle=21.0, max_rounds=25)
     points = np.vstack([points, interior]) if len(interior) else points
     sharp = np.concatenate([sharp, np.zeros(len(points) - len(sharp), bool)])
     seg_floor = max(float(np.median(outline.size)) / 256.0, 0.02)
-    tris = _inside_triangles(points, segments, cdt(points, segments))
-    look = np.ones(len(tris), bool)
+    grid = _Grid.over(points)
+    mesh = _Triangles.of(points, _inside_triangles(points, segments, cdt(points, segments)), grid)
+    # Points only ever get added: the first ones' k-d tree serves every round, the added ones get a small one.
+    first_tree, first_count = cKDTree(points), len(points)
     for _ in range(max_rounds):
         # One batch per round: split every encroached outline edge, insert every other circumcentre.
-        seen = np.flatnonzero(look)
-        new_points, enc, bad = _circumcentres_to_add(points, segments, tris[seen], sharp, min_angle, seg_floor)
-        enc_by, encroaching = _encroached_segments(points, segments, tris[seen], seg_floor)
+        seen = np.flatnonzero(mesh.look)
+        new_points, enc, bad = _circumcentres_to_add(points, segments, mesh.tris[seen], sharp, min_angle, seg_floor)
+        enc_by, encroaching = _encroached_segments(points, segments, mesh.tris[seen], seg_floor)
         enc |= enc_by
-        look[:] = False
-        look[seen[bad | encroaching]] = True
-        tree = cKDTree(points)
-        mid, ok = _clear_splits(tree, points, segments, enc, sharp)
+        mesh.look[:] = False
+        mesh.look[seen[bad | encroaching]] = True
+        trees = [first_tree] + ([cKDTree(points[first_count:])] if len(points) > first_count else [])
+        mid, ok = _clear_splits(trees, points, segments, enc, sharp)
         enc[np.flatnonzero(enc)[~ok]] = False
         mid = mid[ok]
-        new_points = new_points[_clear_of([tree, cKDTree(mid)] if len(mid) else [tree], new_points)]
+        new_points = new_points[_clear_of(trees + ([cKDTree(mid)] if len(mid) else []), new_points)]
         if not enc.any() and not len(new_points):
             break
         first_new, split = len(points), segments[enc]
@@ -207,17 +231,79 @@ def quality_triangulation(outline, interior, cdt, min_angle=21.0, max_rounds=25)
             points, segments = _split_segments(points, segments, enc, mid)
         points = np.vstack([points, new_points])
         sharp = np.concatenate([sharp, np.zeros(len(points) - len(sharp), bool)])
-        tris, look = _retriangulate(points, tris, look, first_new, split, cdt)
-    used = np.unique(tris)
+        mesh = _retriangulate(points, mesh, grid, first_new, split, cdt)
+    tris = mesh.tris
+    used = _distinct(tris.ravel(), len(points))
     remap = np.full(len(points), -1)
     remap[used] = np.arange(len(used))
     return points[used], remap[tris]
 
 
-def _retriangulate(points, tris, flags, first_new, split, cdt):
-    """`tris` with the points from `first_new` on inserted, and `flags` (per triangle) for them, the new
-    triangles flagged: the outline edges `split` were cut at the points first_new, first_new + 1, ... in
-    order, the rest are interior points.
+@dataclass
+class _Grid:
+    """Square cells over the mesh's bounding box, to find the circumcircles near a few new points without a
+    look at every circle: each circle is known by the cells its bounding box covers."""
+
+    lo: np.ndarray
+    size: float
+    nx: int
+    ny: int
+
+    @classmethod
+    def over(cls, points, cells=256):
+        lo, extent = points.min(axis=0), np.ptp(points, axis=0)
+        size = max(float(extent.max()) / cells, 1e-9)
+        nx, ny = (np.floor(extent / size).astype(np.int64) + 1).tolist()
+        return cls(lo, size, nx, ny)
+
+    def boxes(self, centre, radius):
+        """(m, 4): the cells x0 <= x < x1, y0 <= y < y1 that the circles' bounding boxes meet, a hair wider so
+        that rounding never loses a point on a circle."""
+        reach = (radius * (1.0 + 1e-9) + self.size * 1e-6)[:, None]
+        with np.errstate(invalid="ignore"):  # a flat triangle's circle: no cells
+            low = np.floor((centre - reach - self.lo) / self.size)
+            high = np.floor((centre + reach - self.lo) / self.size) + 1
+        box = np.nan_to_num(np.hstack([low, high]), nan=0.0)
+        return np.minimum(np.maximum(box, 0), [self.nx, self.ny, self.nx, self.ny]).astype(np.int32)
+
+    def holding(self, boxes, new):
+        """Which boxes hold at least one of the points `new` (a summed-area table of them per cell)."""
+        cell = np.clip(np.floor((new - self.lo) / self.size).astype(np.int64), 0, [self.nx - 1, self.ny - 1])
+        count = np.zeros((self.ny + 1, self.nx + 1), np.int32)
+        count[1:, 1:] = np.bincount(cell[:, 1] * self.nx + cell[:, 0], minlength=self.nx * self.ny).reshape(
+            self.ny, self.nx)
+        table = count.cumsum(axis=0).cumsum(axis=1)
+        x0, y0, x1, y1 = boxes.T
+        return table[y1, x1] - table[y0, x1] - table[y1, x0] + table[y0, x0] > 0
+
+
+@dataclass
+class _Triangles:
+    """The triangles being refined, their circumcircles and the grid cells these meet, and which triangles
+    the next round looks at."""
+
+    tris: np.ndarray
+    centre: np.ndarray
+    radius: np.ndarray
+    boxes: np.ndarray
+    look: np.ndarray
+
+    @classmethod
+    def of(cls, points, tris, grid):
+        centre, radius = _circumcircles(points[tris[:, 0]], points[tris[:, 1]], points[tris[:, 2]])
+        return cls(tris, centre, radius, grid.boxes(centre, radius), np.ones(len(tris), bool))
+
+    def replaced(self, drop, points, tris, grid):
+        """These triangles without the ones flagged in `drop`, plus `tris` (looked at next round)."""
+        new = _Triangles.of(points, tris, grid)
+        keep = np.flatnonzero(~drop)
+        return _Triangles(*(np.concatenate([getattr(self, f)[keep], getattr(new, f)])
+                            for f in ("tris", "centre", "radius", "boxes", "look")))
+
+
+def _retriangulate(points, mesh, grid, first_new, split, cdt):
+    """`mesh` (a _Triangles on `grid`) with the points from `first_new` on inserted: the outline edges `split`
+    were cut at the points first_new, first_new + 1, ... in order, the rest are interior points.
 
     The cavity is every triangle whose circumcircle holds a new point (Bowyer-Watson), which includes the
     triangle each point falls in and the one along each split edge. Only the cavity is triangulated again,
@@ -225,30 +311,37 @@ def _retriangulate(points, tris, flags, first_new, split, cdt):
     proportion to what it changes, not to the whole mesh.
     """
     new = points[first_new:]
-    a, b, c = points[tris[:, 0]], points[tris[:, 1]], points[tris[:, 2]]
-    centre, radius = _circumcircles(a, b, c)
-    dist, _ = cKDTree(new).query(centre)
-    cavity = dist <= radius * (1.0 + 1e-9)
-    hole = tris[cavity]
+    near = np.flatnonzero(grid.holding(mesh.boxes, new))
+    dist, _ = cKDTree(new).query(mesh.centre[near])
+    cavity = np.zeros(len(mesh.tris), bool)
+    cavity[near[dist <= mesh.radius[near] * (1.0 + 1e-9)]] = True
+    hole = mesh.tris[cavity]
     edges = np.concatenate([hole[:, [0, 1]], hole[:, [1, 2]], hole[:, [2, 0]]])
-    _, idx, count = np.unique(np.sort(edges, axis=1), axis=0, return_index=True, return_counts=True)
-    boundary = edges[idx[count == 1]]
-    # A split outline edge on the cavity's boundary becomes its two halves.
     n = len(points)
+    # An edge is on the cavity's boundary if the cavity does not hold it the other way round too.
+    inner, _ = _find(edges[:, 0] * n + edges[:, 1], edges[:, 1] * n + edges[:, 0])
+    boundary = edges[~inner]
+    # A split outline edge on the cavity's boundary becomes its two halves.
     if len(split):
-        key, edge_key = split[:, 0] * n + split[:, 1], boundary[:, 0] * n + boundary[:, 1]
-        order = np.argsort(key)
-        pos = np.clip(np.searchsorted(key[order], edge_key), 0, len(key) - 1)
-        is_split = key[order][pos] == edge_key
-        halves = first_new + order[pos[is_split]]
+        is_split, where = _find(split[:, 0] * n + split[:, 1], boundary[:, 0] * n + boundary[:, 1])
+        halves = first_new + where[is_split]
         boundary = np.vstack([boundary[~is_split], np.stack([boundary[is_split, 0], halves], axis=1),
                               np.stack([halves, boundary[is_split, 1]], axis=1)])
-    local = np.unique(np.concatenate([hole.ravel(), np.arange(first_new, n)]))
+    local = _distinct(np.concatenate([hole.ravel(), np.arange(first_new, n)]), n)
     to_local = np.full(n, -1)
     to_local[local] = np.arange(len(local))
     sub_points, sub_segments = points[local], to_local[boundary]
     sub = _inside_triangles(sub_points, sub_segments, cdt(sub_points, sub_segments))
-    return np.vstack([tris[~cavity], local[sub]]), np.concatenate([flags[~cavity], np.ones(len(sub), bool)])
+    return mesh.replaced(cavity, points, local[sub], grid)
+
+
+def _find(table, keys):
+    """For each of `keys` (integers): whether `table` holds it, and at which index."""
+    if not len(table):
+        return np.zeros(len(keys), bool), np.zeros(len(keys), np.int64)
+    order = np.argsort(table)
+    pos = np.clip(np.searchsorted(table[order], keys), 0, len(table) - 1)
+    return table[order][pos] == keys, order[pos]
 
 
 def triangle_angles(points, tris):
@@ -290,44 +383,45 @@ def _inside_triangles(points, segments, tris):
     tris = tris[np.abs(area2) > _FLAT * longest**2]
 
     m, n = len(tris), len(points)
+    if not m:
+        return tris
     edges = np.concatenate([tris[:, [0, 1]], tris[:, [1, 2]], tris[:, [2, 0]]])
-    owner = np.tile(np.arange(m), 3)
     key = _edge_key(edges, n)
+    order = np.argsort(key)
+    k, o = key[order], np.tile(np.arange(m), 3)[order]
+    # Per sorted edge: +1 along an outline edge, -1 against it, 0 off the outline. Each outline edge is one or
+    # two of the sorted edges (one per triangle along it), found from the outline's side: far fewer lookups.
+    vote = np.zeros(len(k), np.int64)
     seg_key = _edge_key(segments, n)
-    constrained = np.isin(key, seg_key)
-    order = np.argsort(key, kind="stable")
-    k, o, cons = key[order], owner[order], constrained[order]
-    shared = (k[1:] == k[:-1]) & ~cons[1:]
+    first = np.searchsorted(k, seg_key)
+    for step in (0, 1):
+        pos = np.minimum(first + step, len(k) - 1)
+        on = k[pos] == seg_key
+        vote[pos[on]] = np.where(edges[order[pos[on]], 0] == segments[on, 0], 1, -1)
+    shared = (k[1:] == k[:-1]) & (vote[1:] == 0)
     adj = coo_matrix((np.ones(shared.sum()), (o[:-1][shared], o[1:][shared])), shape=(m, m))
     n_regions, region = connected_components(adj, directed=False)
-    forward = np.isin(edges[:, 0] * n + edges[:, 1], segments[:, 0] * n + segments[:, 1])
-    backward = np.isin(edges[:, 1] * n + edges[:, 0], segments[:, 0] * n + segments[:, 1])
-    votes = np.bincount(region[owner], forward.astype(np.int64) - backward, minlength=n_regions)
+    votes = np.bincount(region[o], vote, minlength=n_regions)
     return tris[votes[region] > 0]
 
 
 def _edge_key(edges, n):
-    e = np.sort(edges, axis=1)
-    return e[:, 0] * n + e[:, 1]
+    return np.minimum(edges[:, 0], edges[:, 1]) * n + np.maximum(edges[:, 0], edges[:, 1])
 
 
 def _encroached_segments(points, segments, tris, seg_floor):
     """Outline edges whose diametral circle holds the opposite vertex of their inside triangle, and which
     of `tris` are those triangles."""
-    n = len(points)
+    n, m = len(points), len(tris)
+    # Each triangle's three corners as (edge start, edge end, opposite vertex), the first edges first.
+    corner = np.concatenate([tris, np.roll(tris, -1, axis=1), np.roll(tris, -2, axis=1)])
+    hit, where = _find(_edge_key(segments, n), _edge_key(corner, n))
+    i, j, opp = corner[hit].T
+    u, v = points[i] - points[opp], points[j] - points[opp]
+    obtuse = np.einsum("ij,ij->i", u, v) < -1e-12 * np.einsum("ij,ij->i", u, u)
     enc = np.zeros(len(segments), bool)
-    encroaching = np.zeros(len(tris), bool)
-    seg_key = _edge_key(segments, n)
-    order = np.argsort(seg_key)
-    for i, j, opp in ((0, 1, 2), (1, 2, 0), (2, 0, 1)):
-        key = _edge_key(tris[:, [i, j]], n)
-        pos = np.clip(np.searchsorted(seg_key[order], key), 0, len(order) - 1)
-        hit = seg_key[order][pos] == key
-        u = points[tris[hit, i]] - points[tris[hit, opp]]
-        v = points[tris[hit, j]] - points[tris[hit, opp]]
-        obtuse = np.einsum("ij,ij->i", u, v) < -1e-12 * np.einsum("ij,ij->i", u, u)
-        enc[order[pos[hit][obtuse]]] = True
-        encroaching[np.flatnonzero(hit)[obtuse]] = True
+    enc[where[hit][obtuse]] = True
+    encroaching = np.bincount(np.flatnonzero(hit)[obtuse] % m, minlength=m) > 0
     length = np.hypot(*(points[segments[:, 1]] - points[segments[:, 0]]).T)
     return enc & (length > 2 * seg_floor), encroaching
 
@@ -347,15 +441,15 @@ def _split_points(points, segments, enc, sharp, shift=0.0):
     return pa + t[:, None] * (pb - pa)
 
 
-def _clear_splits(tree, points, segments, enc, sharp, gap=MIN_VERTEX_GAP):
+def _clear_splits(trees, points, segments, enc, sharp, gap=MIN_VERTEX_GAP):
     """Split points for the flagged outline edges, and which of them have room: one that falls within `gap`
-    of another point (a vertex of a ring that passes a hair away) moves along its edge instead. `tree`: a
-    cKDTree of `points`."""
+    of another point (a vertex of a ring that passes a hair away) moves along its edge instead. `trees`:
+    cKDTrees that hold `points` between them."""
     mid = _split_points(points, segments, enc, sharp)
     found = np.zeros(len(mid), bool)
     for shift in (0.0, -0.2, 0.2):
         alt = _split_points(points, segments, enc, sharp, shift)
-        take = ~found & np.isinf(tree.query(alt, distance_upper_bound=gap)[0])
+        take = ~found & _far_from(trees, alt, gap)
         mid[take] = alt[take]
         found |= take
     return mid, found & _clear_of([], mid, gap)
@@ -375,10 +469,16 @@ def _clear_of(trees, new, gap=MIN_VERTEX_GAP):
     hair apart."""
     if not len(new):
         return np.zeros(0, bool)
-    ok = np.ones(len(new), bool)
-    for tree in trees:
-        ok &= np.isinf(tree.query(new, distance_upper_bound=gap)[0])
+    ok = _far_from(trees, new, gap)
     ok[cKDTree(new).query_pairs(gap, output_type="ndarray").max(axis=1, initial=-1)] = False
+    return ok
+
+
+def _far_from(trees, points, gap):
+    """Mask of `points` at least `gap` from every point in `trees` (cKDTrees)."""
+    ok = np.ones(len(points), bool)
+    for tree in trees:
+        ok &= np.isinf(tree.query(points, distance_upper_bound=gap)[0])
     return ok
 
 
@@ -396,14 +496,13 @@ def _circumcentres_to_add(points, segments, tris, sharp, min_angle, seg_floor):
 
     pa, pb = points[segments[:, 0]], points[segments[:, 1]]
     mid, half = (pa + pb) / 2, np.hypot(*(pb - pa).T) / 2
-    near = cKDTree(mid).query_ball_point(cc, r=half.max() + 1e-9)
-    encroaching = np.zeros(len(cc), bool)
-    for k, cand in enumerate(near):
-        cand = np.asarray(cand, np.int64)
-        hit = cand[np.hypot(*(mid[cand] - cc[k]).T) < half[cand]]
-        if hit.size:
-            encroaching[k] = True
-            enc[hit] = True
+    near = cKDTree(mid).query_ball_point(cc, r=half.max() + 1e-9, return_sorted=False)
+    counts = np.fromiter(map(len, near), np.int64, count=len(near))
+    seg = np.fromiter(chain.from_iterable(near), np.int64, count=counts.sum())
+    centre = np.repeat(np.arange(len(cc)), counts)
+    hit = np.hypot(*(mid[seg] - cc[centre]).T) < half[seg]
+    enc[seg[hit]] = True
+    encroaching = np.bincount(centre[hit], minlength=len(cc)) > 0
     length = 2 * half
     enc &= length > 2 * seg_floor
     cc, radius = cc[~encroaching], radius[~encroaching]
@@ -428,13 +527,11 @@ def _spread_out(cc, radius):
     """Drops circumcentres that fall within half a circumradius of one already taken (batch insertion)."""
     if len(cc) < 2:
         return cc
-    order = np.argsort(-radius)
-    tree = cKDTree(cc)
+    near = cKDTree(cc).query_ball_point(cc, 0.5 * radius, return_sorted=False)
     taken = np.zeros(len(cc), bool)
     blocked = np.zeros(len(cc), bool)
-    for k in order:
-        if blocked[k]:
-            continue
-        taken[k] = True
-        blocked[tree.query_ball_point(cc[k], 0.5 * radius[k])] = True
+    for k in np.argsort(-radius).tolist():
+        if not blocked[k]:
+            taken[k] = True
+            blocked[near[k]] = True
     return cc[taken]
