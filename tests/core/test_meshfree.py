@@ -342,12 +342,18 @@ def test_the_outline_grid_tells_inside_segments_as_a_brute_force_crossing_test_d
     ends_inside = domain.inside(q)
     expected = ends_inside & ~crosses(p, q, a, b).any(axis=1)
     assert np.array_equal(outline.straight(p, q), expected)
+    # Given lower bounds of the ends' distances to the outline, it traces only the rest: the same answers.
+    clear = domain.clear.at
+    assert np.array_equal(outline.straight(p, q, None, clear(p), clear(q)), expected)
+    assert (clear(p) > 0).mean() > 0.5, "the ends' clear disks cut most segments short"
     step = 1e-6 * (vq - domain.points[start])
     leaves = domain.inside(domain.points[start] + step) | ~domain.on_boundary[start]
     own = (domain.boundary[None, :, 0] == start[:, None]) | (domain.boundary[None, :, 1] == start[:, None])
     expected = domain.inside(vq) & leaves & ~(crosses(domain.points[start], vq, a, b) & ~own).any(axis=1)
     got = outline.straight(domain.points[start], vq, start)
     assert np.array_equal(got, expected)
+    assert np.array_equal(outline.straight(domain.points[start], vq, start, domain.clearance[start], clear(vq)),
+                          expected)
     assert 0.2 < got.mean() < 0.9 and 0.2 < expected[:1000].mean(), "both kinds of answer were tested"
 
 

@@ -69,7 +69,8 @@ class Samples:
         # A vertex sees a sample when their clear disks cover the step between them, else when the step stays inside.
         seen = step <= domain.clearance[:, None] + clear[near]
         rest = np.flatnonzero(~seen.ravel())
-        seen.ravel()[rest] = outline.straight(domain.points[rest // k], pts[near.ravel()[rest]], rest // k)
+        seen.ravel()[rest] = outline.straight(domain.points[rest // k], pts[near.ravel()[rest]], rest // k,
+                                              clear_q=clear[near.ravel()[rest]])
         step[~seen] = np.inf
         _along_edges(domain, near, step)
         looked_at = coo_matrix((np.ones(near.size), (near.ravel(), np.repeat(verts, k))),
@@ -166,11 +167,13 @@ def _sees_any(outline, pts, clear, targets, radius):
     tree = cKDTree(targets)
     gap, nearest = tree.query(pts)
     seen = gap <= radius
-    test = np.flatnonzero(seen & (gap > clear + outline.domain.clear.at(targets)[nearest]))
-    seen[test] = outline.straight(pts[test], targets[nearest[test]])
+    target_clear = outline.domain.clear.at(targets)
+    test = np.flatnonzero(seen & (gap > clear + target_clear[nearest]))
+    seen[test] = outline.straight(pts[test], targets[nearest[test]], None, clear[test], target_clear[nearest[test]])
     rest = np.flatnonzero(~seen)
     query, near = pairs_within(tree, pts[rest], np.full(len(rest), radius))
-    seen[rest[query[outline.straight(pts[rest[query]], targets[near])]]] = True
+    seen[rest[query[outline.straight(pts[rest[query]], targets[near], None, clear[rest[query]],
+                                     target_clear[near])]]] = True
     return seen
 
 
@@ -207,7 +210,8 @@ def _link_graph(outline, tree, clear, radius):
     length = np.hypot(*(pts[pairs[:, 1]] - pts[pairs[:, 0]]).T)
     inside = length <= clear[pairs[:, 0]] + clear[pairs[:, 1]]  # the two ends' clear disks cover the link
     rest = np.flatnonzero(~inside)
-    inside[rest] = outline.straight(pts[pairs[rest, 0]], pts[pairs[rest, 1]])
+    inside[rest] = outline.straight(pts[pairs[rest, 0]], pts[pairs[rest, 1]], None, clear[pairs[rest, 0]],
+                                    clear[pairs[rest, 1]])
     pairs, length = pairs[inside], length[inside]
     rows = np.concatenate([pairs[:, 0], pairs[:, 1]])
     cols = np.concatenate([pairs[:, 1], pairs[:, 0]])
@@ -233,18 +237,28 @@ class Outline:
         self.edges = edge[order]
         self.start = np.searchsorted(key[order], np.arange(int(np.prod(self.shape)) + 1))
 
-    def straight(self, p, q, start=None):
+    def straight(self, p, q, start=None, clear_p=0.0, clear_q=0.0):
         """Whether each segment p-q (from vertex `start`, or from a point) stays inside the mesh: leaving its
         start vertex inwards and touching no boundary edge but at its ends. Exact for every segment: clear disks
-        along it (Clearance.covers) as a shortcut cost more than the tests they spared, on every bench mesh."""
+        along it (Clearance.covers) as a shortcut cost more than the tests they spared, on every bench mesh.
+        `clear_p`, `clear_q`: lower bounds of the ends' distances to the outline. No edge comes within the
+        rounding tolerance of the segment inside those disks (less a few tolerances), so only the rest of it is
+        traced: fewer grid cells."""
         start = np.full(len(p), -1) if start is None else start
         clear = self.domain._leaves_inward(start, q - p)
         test = np.flatnonzero(clear)
         p, q, start = p[test], q[test], start[test]
-        seg, edge = self._near(p, q)
-        ends = self.domain.boundary[edge]
-        at_end = (ends[:, 0] == start[seg]) | (ends[:, 1] == start[seg])
-        touch = _touch(p[seg], q[seg], self.a[edge], self.b[edge], self.domain.tolerance) & ~at_end
+        slack = 3.0 * self.domain.tolerance
+        cut_p = np.maximum(np.broadcast_to(clear_p, clear.shape)[test] - slack, 0.0)
+        cut_q = np.maximum(np.broadcast_to(clear_q, clear.shape)[test] - slack, 0.0)
+        length = np.hypot(*(q - p).T)
+        covered = cut_p + cut_q >= length
+        with np.errstate(divide="ignore", invalid="ignore"):
+            tp, tq = (np.where(covered, 0.0, cut / length)[:, None] for cut in (cut_p, cut_q))
+        p, q = p + tp * (q - p), q - tq * (q - p)
+        test, p, q, start = test[~covered], p[~covered], q[~covered], start[~covered]
+        seg, edge = self._near(p, q, start)
+        touch = _touch(p[seg], q[seg], self.a[edge], self.b[edge], self.domain.tolerance)
         clear[test[seg[touch]]] = False
         return clear
 
@@ -263,24 +277,29 @@ class Outline:
         x, y = c0[box, 0] + k // rows[box], c0[box, 1] + k % rows[box]
         return box, x * self.shape[1] + y
 
-    def _near(self, p, q):
+    def _near(self, p, q, start=None):
         """(segment, edge) pairs whose boxes meet, from the grid cells along each segment (not every cell of its
-        box: a long slanted segment would read many times more). A pair may come more than once."""
+        box: a long slanted segment would read many times more), but the edges at the segment's `start` vertex
+        (if given: `straight` does not count them). A pair may come more than once."""
         seg, key = self._along(p, q)
-        count = self.start[key + 1] - self.start[key]
-        at = np.repeat(self.start[key] - np.cumsum(count) + count, count) + np.arange(count.sum())
+        first, stop = self.start[key], self.start[key + 1]
+        count = stop - first
+        at = np.repeat(first - np.cumsum(count) + count, count) + np.arange(count.sum())
         seg, edge = np.repeat(seg, count), self.edges[at]
+        if start is not None:
+            ends, from_start = self.domain.boundary[edge], start[seg]
+            keep = (ends[:, 0] != from_start) & (ends[:, 1] != from_start)
+            seg, edge = seg[keep], edge[keep]
         lo, hi = self._boxes(p, q)
-        meet = np.ones(len(seg), bool)
-        for axis in (0, 1):
-            meet &= np.maximum(lo[seg, axis], self.box_lo[edge, axis]) <= np.minimum(hi[seg, axis],
-                                                                                    self.box_hi[edge, axis])
+        meet = (np.maximum(lo[seg, 0], self.box_lo[edge, 0]) <= np.minimum(hi[seg, 0], self.box_hi[edge, 0])) & (
+            np.maximum(lo[seg, 1], self.box_lo[edge, 1]) <= np.minimum(hi[seg, 1], self.box_hi[edge, 1]))
         return seg[meet], edge[meet]
 
     def _along(self, p, q):
         """(segment, cell key) for every grid cell that a segment p-q, widened by the tolerance, meets: column by
         column, the rows that the segment spans over the column."""
         tol = self.domain.tolerance
+        (px, py), (dx, dy) = p.T, (q - p).T
         x0, x1 = np.minimum(p[:, 0], q[:, 0]) - tol, np.maximum(p[:, 0], q[:, 0]) + tol
         c0, c1 = self._index(x0, 0), self._index(x1, 0)
         seg, col = _runs(c0, c1 - c0 + 1)
@@ -289,7 +308,7 @@ class Outline:
         left = self.lo[0] + col * self.cell - tol
         xa = np.where(col == c0[seg], -np.inf, left)
         xb = np.where(col == c1[seg], np.inf, left + self.cell + 2 * tol)
-        (px, py), (dx, dy) = p[seg].T, (q[seg] - p[seg]).T
+        px, py, dx, dy = px[seg], py[seg], dx[seg], dy[seg]
         flat = np.abs(dx) <= tol  # upright: all of it
         with np.errstate(divide="ignore", invalid="ignore"):
             ta = np.where(flat, 0.0, np.clip((xa - px) / dx, 0.0, 1.0))
