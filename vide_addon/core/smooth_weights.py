@@ -44,11 +44,14 @@ FINEST = 0.25
 
 def cotangent_laplacian(points, tris, finest=0.0):
     """Stiffness matrix K (n, n) with cotangent weights (K @ ones = 0) and each vertex's lumped area (n,). A
-    triangle whose longest edge h is under `finest` counts (finest / h)² times: as stiff as one of that size."""
+    triangle whose longest edge h is under `finest` of the median triangle's longest edge counts (finest × median /
+    h)² times: as stiff as one of that size."""
     n = len(points)
     corners = points[tris]
     area = 0.5 * np.abs(np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0]))
-    stiffer = np.maximum(finest / np.maximum(longest_edges(corners), 1e-300), 1.0) ** 2
+    longest = longest_edges(corners)
+    finest = finest * np.median(longest) if len(longest) else 0.0
+    stiffer = np.maximum(finest / np.maximum(longest, 1e-300), 1.0) ** 2
     rows, cols, vals = [], [], []
     for k in range(3):  # the edge opposite corner k, weighted by half the cotangent of the angle at k
         i, j = tris[:, (k + 1) % 3], tris[:, (k + 2) % 3]
@@ -123,7 +126,7 @@ class JointBlend:
         # The distance to the nearest outline vertex: about the local half width.
         d = np.maximum(d, width_floor * cKDTree(points[outline]).query(at)[0])
         d = np.clip(d, 1e-3 * size, size)
-        stiffness, mass = cotangent_laplacian(at, tris, FINEST * np.median(longest_edges(at[tris])))
+        stiffness, mass = cotangent_laplacian(at, tris, FINEST)
         mass = np.maximum(mass, 1e-12 * size * size)  # vertices in no triangle keep their weights
         self.anchor = mass * strength / (d * d)
         # Symmetric positive definite: no pivoting, and a fill-reducing order of A + Aᵀ (half the fill of COLAMD).
