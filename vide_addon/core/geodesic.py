@@ -352,25 +352,27 @@ def _wedge_links(points, tris, across, across_side, depth, tol):
     carried from triangle to triangle across the sides it meets, split at each vertex inside it (which it
     sees) and stopped at the outline."""
     x, y, flat = points[:, 0], points[:, 1], tris.ravel()
-    across, across_side = across.ravel(), across_side.ravel()
     corner = np.arange(len(flat))
     k = corner % 3
-    apex = flat[corner]
-    side = corner - k + (k + 1) % 3  # 3 t + k: from its right end to its left end, seen from the apex
+    follow = corner - k + (k + 1) % 3  # 3 t + k: the next side (or corner) of the same triangle
+    twin = np.where(across >= 0, 3 * across + across_side, -1).ravel()  # the same side in the triangle across
+    apex = flat
+    side = follow  # from its right end to its left end, seen from the apex
 
     def unit(to):
         dx, dy = x[flat[to]] - x[apex], y[flat[to]] - y[apex]
         r = np.maximum(np.hypot(dx, dy), 1e-300)
         return dx / r, dy / r
 
-    (rx, ry), (lx, ly) = unit(side), unit(corner - k + (k + 2) % 3)
+    (rx, ry), (lx, ly) = unit(side), unit(follow[side])
     found = []
     for level in range(depth):
-        nt = across[side]
-        go = nt >= 0
-        base, back = 3 * nt[go], across_side[side[go]]  # the same side in nt, from left end to right end
+        back = twin[side]  # the same side in the next triangle, from left end to right end
+        go = np.flatnonzero(back >= 0)
+        back = back[go]
         apex, rx, ry, lx, ly = apex[go], rx[go], ry[go], lx[go], ly[go]
-        k1, k2 = base + (back + 1) % 3, base + (back + 2) % 3
+        k1 = follow[back]
+        k2 = follow[k1]
         w = flat[k2]
         wx, wy = x[w] - x[apex], y[w] - y[apex]
         in_right = rx * wy - ry * wx > tol
