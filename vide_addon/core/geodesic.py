@@ -77,6 +77,7 @@ class Domain:
     coarse: tuple = None  # the Delaunay triangulation of thinned nodes, and which of its triangles are inside
     interpolation: csr_matrix = None  # (n, nodes) with thinned nodes: each vertex as a blend of nodes (rows sum to 1)
     wedges: tuple = None  # per corner, for leaving a vertex in a direction (made on the first walk)
+    steps: tuple = None  # per side, the next side of its triangle and the side across it (`_side_steps`)
 
     @classmethod
     def from_mesh(cls, points, tris, max_nodes=MAX_NODES, links=True, bones=None):
@@ -210,7 +211,9 @@ class Domain:
         the rounding tolerance); blocked where it would cross the outline or leave the mesh at a vertex. Exact,
         and its cost grows only with the triangles the segment crosses."""
         pts, flat, tol = self.points, self.tris.ravel(), self.tolerance
-        across, across_side = self.across.ravel(), self.across_side.ravel()
+        if self.steps is None:
+            self.steps = _side_steps(self.across, self.across_side)
+        follow, twin = self.steps
         p = pts[i]
         d = q - p
         length = np.hypot(*d.T)
@@ -229,11 +232,12 @@ class Domain:
                 if len(at_q) == 0:
                     break
                 continue
-            nt = across[side]
-            inner = nt >= 0  # crossing the outline blocks
-            in_q, base, back = in_q[inner], 3 * nt[inner], across_side[side[inner]]
-            k1, k2 = (back + 1) % 3, (back + 2) % 3
-            v, u, w = flat[base + back], flat[base + k1], flat[base + k2]
+            back = twin[side]  # the same side in the next triangle
+            inner = back >= 0  # crossing the outline blocks
+            in_q, back = in_q[inner], back[inner]
+            k1 = follow[back]
+            k2 = follow[k1]
+            v, u, w = flat[back], flat[k1], flat[k2]
             pw = pts[w]
             lw = _cross(unit[in_q], pw - p[in_q])
             target = j[in_q]
@@ -249,7 +253,7 @@ class Domain:
                 at_q, at_v = np.concatenate([at_q, in_q[through]]), np.concatenate([at_v, w[through]])
             step = ~arrive & ~through
             in_q = in_q[step]
-            side = base[step] + np.where(lw[step] > 0, k1[step], k2[step])
+            side = np.where(lw[step] > 0, k1[step], k2[step])
         return ok
 
     def _leave_vertex(self, qs, a, p, q, j, unit):
@@ -346,16 +350,21 @@ def _sides(tris, n):
     return directed[first], directed[counts[inverse] == 1], across, across_side
 
 
+def _side_steps(across, across_side):
+    """Per side 3 t + k (or corner): the next one of the same triangle, and the same side in the triangle across
+    it (-1: none), so that a walk steps with two lookups."""
+    side = np.arange(across.size)
+    k = side % 3
+    return side - k + (k + 1) % 3, np.where(across >= 0, 3 * across + across_side, -1).ravel()
+
+
 def _wedge_links(points, tris, across, across_side, depth, tol):
     """The pairs of vertices that see each other across at most `depth` triangles (besides the edges),
     found without a visibility test: from each corner, the wedge of directions through the opposite side is
     carried from triangle to triangle across the sides it meets, split at each vertex inside it (which it
     sees) and stopped at the outline."""
     x, y, flat = points[:, 0], points[:, 1], tris.ravel()
-    corner = np.arange(len(flat))
-    k = corner % 3
-    follow = corner - k + (k + 1) % 3  # 3 t + k: the next side (or corner) of the same triangle
-    twin = np.where(across >= 0, 3 * across + across_side, -1).ravel()  # the same side in the triangle across
+    follow, twin = _side_steps(across, across_side)
     apex = flat
     side = follow  # from its right end to its left end, seen from the apex
 
