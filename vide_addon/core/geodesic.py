@@ -572,10 +572,12 @@ def bone_distances(domain, heads, tails):
     node_of = np.full(len(domain.points), -1)
     node_of[domain.nodes] = np.arange(m)
     at_node = node_of[verts] >= 0
-    g = domain.graph.tocoo()
-    graph = coo_matrix((np.r_[g.data, gap[at_node]],
-                        (np.r_[g.row, m + bone[at_node]], np.r_[g.col, node_of[verts[at_node]]])),
-                       shape=(m + bones, m + bones)).tocsr()
+    # The bones' rows appended to the graph's (CSR) as they are: each (bone, node) link is found once.
+    by_bone = np.argsort(bone[at_node], kind="stable")
+    g = domain.graph
+    graph = csr_matrix((np.r_[g.data, gap[at_node][by_bone]], np.r_[g.indices, node_of[verts[at_node]][by_bone]],
+                        np.r_[g.indptr, g.indptr[-1] + np.cumsum(np.bincount(bone[at_node], minlength=bones))]),
+                       shape=(m + bones, m + bones))
     stages.lap("bone links")
     node_dist = np.ascontiguousarray(dijkstra(graph, directed=True, indices=m + np.arange(bones))[:, :m].T,
                                      np.float32)  # (m, bones)
