@@ -219,6 +219,9 @@ class Domain:
         length = np.hypot(*d.T)
         unit = d / np.maximum(length, 1e-300)[:, None]
         ok = length <= tol
+        # The loop below reads columns: gathers from 1-D arrays are cheaper than from rows.
+        x, y = np.ascontiguousarray(pts[:, 0]), np.ascontiguousarray(pts[:, 1])
+        (px, py), (ux, uy), (qx, qy) = (np.ascontiguousarray(c) for c in p.T), unit.T.copy(), q.T.copy()
         # Queries at a vertex (start, or passed through exactly), and queries in a triangle about to cross
         # its side k (3 t + k in `side`).
         at_q, at_v = np.flatnonzero(~ok), i[~ok]
@@ -238,15 +241,15 @@ class Domain:
             k1 = follow[back]
             k2 = follow[k1]
             v, u, w = flat[back], flat[k1], flat[k2]
-            pw = pts[w]
-            lw = _cross(unit[in_q], pw - p[in_q])
+            wx, wy = x[w], y[w]
+            lw = ux[in_q] * (wy - py[in_q]) - uy[in_q] * (wx - px[in_q])  # _cross, on columns
             target = j[in_q]
             arrive = w == target
             point = np.flatnonzero(target < 0)
             if len(point):  # a point target inside the new triangle (v, u, w): left of sides u-w and w-v
-                qp = q[in_q[point]]
-                arrive[point] = _left_of(pts[u[point]], pw[point], qp, tol) & _left_of(pw[point], pts[v[point]],
-                                                                                     qp, tol)
+                at, wx, wy = in_q[point], wx[point], wy[point]
+                arrive[point] = (_left_of_xy(x[u[point]], y[u[point]], wx, wy, qx[at], qy[at], tol)
+                                 & _left_of_xy(wx, wy, x[v[point]], y[v[point]], qx[at], qy[at], tol))
             ok[in_q[arrive]] = True
             through = ~arrive & (np.abs(lw) <= tol)
             if through.any():
@@ -418,6 +421,12 @@ def _cross(u, v):
 def _left_of(a, b, x, tol):
     """Whether each point x lies left of the line a-b, or within tol of it."""
     return _cross(b - a, x - a) >= -tol * np.hypot(*(b - a).T)
+
+
+def _left_of_xy(ax, ay, bx, by, x, y, tol):
+    """`_left_of` on coordinate columns."""
+    dx, dy = bx - ax, by - ay
+    return dx * (y - ay) - dy * (x - ax) >= -tol * np.hypot(dx, dy)
 
 
 def _pseudo_angle(d):
