@@ -146,8 +146,10 @@ class Domain:
         pairs = unique_pairs(pairs[:, 0], pairs[:, 1], m)
         pts = self.points[self.nodes]
         length = np.hypot(*(pts[pairs[:, 1]] - pts[pairs[:, 0]]).T)
-        rows = np.concatenate([pairs[:, 0], pairs[:, 1]])
-        cols = np.concatenate([pairs[:, 1], pairs[:, 0]])
+        # Each row's links to smaller nodes, then to larger ones, each in order (the pairs are sorted): the
+        # matrix comes out canonical, with nothing to sort.
+        rows = np.concatenate([pairs[:, 1], pairs[:, 0]])
+        cols = np.concatenate([pairs[:, 0], pairs[:, 1]])
         return coo_matrix((np.concatenate([length, length]), (rows, cols)), shape=(m, m)).tocsr()
 
     def _coarse_mesh(self):
