@@ -222,8 +222,7 @@ class Domain:
         unit = d / np.maximum(length, 1e-300)[:, None]
         ok = length <= tol
         # The loop below reads columns: gathers from 1-D arrays are cheaper than from rows.
-        x, y = np.ascontiguousarray(pts[:, 0]), np.ascontiguousarray(pts[:, 1])
-        (px, py), (ux, uy), (qx, qy) = (np.ascontiguousarray(c) for c in p.T), unit.T.copy(), q.T.copy()
+        (x, y), (px, py), (ux, uy), (qx, qy) = pts.T.copy(), p.T.copy(), unit.T.copy(), q.T.copy()
         # Queries at a vertex (start, or passed through exactly), and queries in a triangle about to cross
         # its side k (3 t + k in `side`).
         at_q, at_v = np.flatnonzero(~ok), i[~ok]
