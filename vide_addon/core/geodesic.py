@@ -77,6 +77,7 @@ class Domain:
     coarse: tuple = None  # the Delaunay triangulation of thinned nodes, and which of its triangles are inside
     interpolation: csr_matrix = None  # (n, nodes) with thinned nodes: each vertex as a blend of nodes (rows sum to 1)
     wedges: tuple = None  # per corner, for leaving a vertex in a direction (made on the first walk)
+    steps: tuple = None  # per side, the next side of its triangle and the side across it (`_side_steps`)
 
     @classmethod
     def from_mesh(cls, points, tris, max_nodes=MAX_NODES, links=True, bones=None):
@@ -145,8 +146,10 @@ class Domain:
         pairs = unique_pairs(pairs[:, 0], pairs[:, 1], m)
         pts = self.points[self.nodes]
         length = np.hypot(*(pts[pairs[:, 1]] - pts[pairs[:, 0]]).T)
-        rows = np.concatenate([pairs[:, 0], pairs[:, 1]])
-        cols = np.concatenate([pairs[:, 1], pairs[:, 0]])
+        # Each row's links to smaller nodes, then to larger ones, each in order (the pairs are sorted): the
+        # matrix comes out canonical, with nothing to sort.
+        rows = np.concatenate([pairs[:, 1], pairs[:, 0]])
+        cols = np.concatenate([pairs[:, 0], pairs[:, 1]])
         return coo_matrix((np.concatenate([length, length]), (rows, cols)), shape=(m, m)).tocsr()
 
     def _coarse_mesh(self):
@@ -210,12 +213,16 @@ class Domain:
         the rounding tolerance); blocked where it would cross the outline or leave the mesh at a vertex. Exact,
         and its cost grows only with the triangles the segment crosses."""
         pts, flat, tol = self.points, self.tris.ravel(), self.tolerance
-        across, across_side = self.across.ravel(), self.across_side.ravel()
+        if self.steps is None:
+            self.steps = _side_steps(self.across, self.across_side)
+        follow, twin = self.steps
         p = pts[i]
         d = q - p
         length = np.hypot(*d.T)
         unit = d / np.maximum(length, 1e-300)[:, None]
         ok = length <= tol
+        # The loop below reads columns: gathers from 1-D arrays are cheaper than from rows.
+        (x, y), (px, py), (ux, uy), (qx, qy) = pts.T.copy(), p.T.copy(), unit.T.copy(), q.T.copy()
         # Queries at a vertex (start, or passed through exactly), and queries in a triangle about to cross
         # its side k (3 t + k in `side`).
         at_q, at_v = np.flatnonzero(~ok), i[~ok]
@@ -229,27 +236,28 @@ class Domain:
                 if len(at_q) == 0:
                     break
                 continue
-            nt = across[side]
-            inner = nt >= 0  # crossing the outline blocks
-            in_q, base, back = in_q[inner], 3 * nt[inner], across_side[side[inner]]
-            k1, k2 = (back + 1) % 3, (back + 2) % 3
-            v, u, w = flat[base + back], flat[base + k1], flat[base + k2]
-            pw = pts[w]
-            lw = _cross(unit[in_q], pw - p[in_q])
+            back = twin[side]  # the same side in the next triangle
+            inner = back >= 0  # crossing the outline blocks
+            in_q, back = in_q[inner], back[inner]
+            k1 = follow[back]
+            k2 = follow[k1]
+            v, u, w = flat[back], flat[k1], flat[k2]
+            wx, wy = x[w], y[w]
+            lw = ux[in_q] * (wy - py[in_q]) - uy[in_q] * (wx - px[in_q])  # _cross, on columns
             target = j[in_q]
             arrive = w == target
             point = np.flatnonzero(target < 0)
             if len(point):  # a point target inside the new triangle (v, u, w): left of sides u-w and w-v
-                qp = q[in_q[point]]
-                arrive[point] = _left_of(pts[u[point]], pw[point], qp, tol) & _left_of(pw[point], pts[v[point]],
-                                                                                     qp, tol)
+                at, wx, wy = in_q[point], wx[point], wy[point]
+                arrive[point] = (_left_of_xy(x[u[point]], y[u[point]], wx, wy, qx[at], qy[at], tol)
+                                 & _left_of_xy(wx, wy, x[v[point]], y[v[point]], qx[at], qy[at], tol))
             ok[in_q[arrive]] = True
             through = ~arrive & (np.abs(lw) <= tol)
             if through.any():
                 at_q, at_v = np.concatenate([at_q, in_q[through]]), np.concatenate([at_v, w[through]])
             step = ~arrive & ~through
             in_q = in_q[step]
-            side = base[step] + np.where(lw[step] > 0, k1[step], k2[step])
+            side = np.where(lw[step] > 0, k1[step], k2[step])
         return ok
 
     def _leave_vertex(self, qs, a, p, q, j, unit):
@@ -346,31 +354,38 @@ def _sides(tris, n):
     return directed[first], directed[counts[inverse] == 1], across, across_side
 
 
+def _side_steps(across, across_side):
+    """Per side 3 t + k (or corner): the next one of the same triangle, and the same side in the triangle across
+    it (-1: none), so that a walk steps with two lookups."""
+    side = np.arange(across.size)
+    k = side % 3
+    return side - k + (k + 1) % 3, np.where(across >= 0, 3 * across + across_side, -1).ravel()
+
+
 def _wedge_links(points, tris, across, across_side, depth, tol):
     """The pairs of vertices that see each other across at most `depth` triangles (besides the edges),
     found without a visibility test: from each corner, the wedge of directions through the opposite side is
     carried from triangle to triangle across the sides it meets, split at each vertex inside it (which it
     sees) and stopped at the outline."""
     x, y, flat = points[:, 0], points[:, 1], tris.ravel()
-    across, across_side = across.ravel(), across_side.ravel()
-    corner = np.arange(len(flat))
-    k = corner % 3
-    apex = flat[corner]
-    side = corner - k + (k + 1) % 3  # 3 t + k: from its right end to its left end, seen from the apex
+    follow, twin = _side_steps(across, across_side)
+    apex = flat
+    side = follow  # from its right end to its left end, seen from the apex
 
     def unit(to):
         dx, dy = x[flat[to]] - x[apex], y[flat[to]] - y[apex]
         r = np.maximum(np.hypot(dx, dy), 1e-300)
         return dx / r, dy / r
 
-    (rx, ry), (lx, ly) = unit(side), unit(corner - k + (k + 2) % 3)
+    (rx, ry), (lx, ly) = unit(side), unit(follow[side])
     found = []
     for level in range(depth):
-        nt = across[side]
-        go = nt >= 0
-        base, back = 3 * nt[go], across_side[side[go]]  # the same side in nt, from left end to right end
+        back = twin[side]  # the same side in the next triangle, from left end to right end
+        go = np.flatnonzero(back >= 0)
+        back = back[go]
         apex, rx, ry, lx, ly = apex[go], rx[go], ry[go], lx[go], ly[go]
-        k1, k2 = base + (back + 1) % 3, base + (back + 2) % 3
+        k1 = follow[back]
+        k2 = follow[k1]
         w = flat[k2]
         wx, wy = x[w] - x[apex], y[w] - y[apex]
         in_right = rx * wy - ry * wx > tol
@@ -407,6 +422,12 @@ def _cross(u, v):
 def _left_of(a, b, x, tol):
     """Whether each point x lies left of the line a-b, or within tol of it."""
     return _cross(b - a, x - a) >= -tol * np.hypot(*(b - a).T)
+
+
+def _left_of_xy(ax, ay, bx, by, x, y, tol):
+    """`_left_of` on coordinate columns."""
+    dx, dy = bx - ax, by - ay
+    return dx * (y - ay) - dy * (x - ax) >= -tol * np.hypot(dx, dy)
 
 
 def _pseudo_angle(d):
@@ -561,10 +582,12 @@ def bone_distances(domain, heads, tails):
     node_of = np.full(len(domain.points), -1)
     node_of[domain.nodes] = np.arange(m)
     at_node = node_of[verts] >= 0
-    g = domain.graph.tocoo()
-    graph = coo_matrix((np.r_[g.data, gap[at_node]],
-                        (np.r_[g.row, m + bone[at_node]], np.r_[g.col, node_of[verts[at_node]]])),
-                       shape=(m + bones, m + bones)).tocsr()
+    # The bones' rows appended to the graph's (CSR) as they are: each (bone, node) link is found once.
+    by_bone = np.argsort(bone[at_node], kind="stable")
+    g = domain.graph
+    graph = csr_matrix((np.r_[g.data, gap[at_node][by_bone]], np.r_[g.indices, node_of[verts[at_node]][by_bone]],
+                        np.r_[g.indptr, g.indptr[-1] + np.cumsum(np.bincount(bone[at_node], minlength=bones))]),
+                       shape=(m + bones, m + bones))
     stages.lap("bone links")
     node_dist = np.ascontiguousarray(dijkstra(graph, directed=True, indices=m + np.arange(bones))[:, :m].T,
                                      np.float32)  # (m, bones)

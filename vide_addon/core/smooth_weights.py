@@ -42,13 +42,15 @@ MESHFREE_POWER = 0.7
 FINEST = 0.25
 
 
-def cotangent_laplacian(points, tris, finest=0.0):
-    """Stiffness matrix K (n, n) with cotangent weights (K @ ones = 0) and each vertex's lumped area (n,). A
-    triangle whose longest edge h is under `finest` counts (finest / h)² times: as stiff as one of that size."""
+def cotangent_laplacian(points, tris, finest=0.0, anchor=0.0):
+    """K + diag(anchor) (n, n, CSC), K the stiffness matrix with cotangent weights (K @ ones = 0). A triangle whose
+    longest edge h is under `finest` of the median triangle's longest edge counts (finest × median / h)² times: as
+    stiff as one of that size."""
     n = len(points)
     corners = points[tris]
-    area = 0.5 * np.abs(np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0]))
-    stiffer = np.maximum(finest / np.maximum(longest_edges(corners), 1e-300), 1.0) ** 2
+    longest = longest_edges(corners)
+    finest = finest * np.median(longest) if len(longest) else 0.0
+    stiffer = np.maximum(finest / np.maximum(longest, 1e-300), 1.0) ** 2
     rows, cols, vals = [], [], []
     for k in range(3):  # the edge opposite corner k, weighted by half the cotangent of the angle at k
         i, j = tris[:, (k + 1) % 3], tris[:, (k + 2) % 3]
@@ -57,10 +59,18 @@ def cotangent_laplacian(points, tris, finest=0.0):
         rows += [i, j]
         cols += [j, i]
         vals += [-half_cot, -half_cot]
-    off = sparse.coo_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), (n, n)).tocsr()
-    stiffness = off - sparse.diags(np.asarray(off.sum(axis=1)).ravel())
-    mass = np.bincount(tris.ravel(), np.repeat(area / 3.0, 3), n)
-    return stiffness, mass
+    rows, cols, vals = np.concatenate(rows), np.concatenate(cols), np.concatenate(vals)
+    # One conversion, duplicates summed: the diagonal is minus the sum of its row's other entries.
+    diagonal = np.arange(n)
+    return sparse.coo_matrix((np.r_[vals, anchor - np.bincount(rows, vals, n)],
+                              (np.r_[rows, diagonal], np.r_[cols, diagonal])), (n, n)).tocsc()
+
+
+def lumped_areas(points, tris):
+    """Each vertex's lumped area (n,): a third of its triangles' areas."""
+    corners = points[tris]
+    area = 0.5 * np.abs(np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0]))
+    return np.bincount(tris.ravel(), np.repeat(area / 3.0, 3), len(points))
 
 
 def longest_edges(corners):
@@ -123,11 +133,10 @@ class JointBlend:
         # The distance to the nearest outline vertex: about the local half width.
         d = np.maximum(d, width_floor * cKDTree(points[outline]).query(at)[0])
         d = np.clip(d, 1e-3 * size, size)
-        stiffness, mass = cotangent_laplacian(at, tris, FINEST * np.median(longest_edges(at[tris])))
-        mass = np.maximum(mass, 1e-12 * size * size)  # vertices in no triangle keep their weights
+        mass = np.maximum(lumped_areas(at, tris), 1e-12 * size * size)  # vertices in no triangle keep their weights
         self.anchor = mass * strength / (d * d)
         # Symmetric positive definite: no pivoting, and a fill-reducing order of A + Aᵀ (half the fill of COLAMD).
-        self._solve = splu((stiffness + sparse.diags(self.anchor)).tocsc(), permc_spec="MMD_AT_PLUS_A",
+        self._solve = splu(cotangent_laplacian(at, tris, FINEST, self.anchor), permc_spec="MMD_AT_PLUS_A",
                            diag_pivot_thresh=0.0, options={"SymmetricMode": True}).solve
         self.reach = reach
         self._seeds = self._diffused = None
