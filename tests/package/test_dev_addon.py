@@ -16,7 +16,7 @@ import dev_addon
 folder = dev_addon.isolate_user_folder()
 import bpy
 module = dev_addon.enable()
-print(folder, module.__file__, flush=True)
+print(folder, module.__file__, sep="\\n", flush=True)
 if bpy.app.version[:2] == (4, 2):  # it segfaults at exit once a class is registered: leave as conftest.py does
     dev_addon.remove_user_folder()
     import os
@@ -28,6 +28,6 @@ def test_the_private_user_folder_holds_the_enabled_extension_and_is_gone_after_t
     env = {k: v for k, v in os.environ.items() if k != "BLENDER_USER_RESOURCES"}
     out = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
-    folder, module_file = out.stdout.strip().splitlines()[-1].split(" ", 1)
+    folder, module_file = out.stdout.strip().splitlines()[-2:]
     assert Path(module_file).is_relative_to(folder), "the extension was enabled from the private folder"
     assert not Path(folder).exists(), f"{folder} was left behind"

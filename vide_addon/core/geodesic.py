@@ -75,7 +75,7 @@ class Domain:
     star: csr_matrix = None  # (n, 3t): the corners (3 * triangle + corner) at each vertex
     star_count: np.ndarray = None  # (n,) corners at each vertex
     coarse: tuple = None  # the Delaunay triangulation of thinned nodes, and which of its triangles are inside
-    interpolation: csr_matrix = None  # (n, nodes) with thinned nodes: each vertex as a blend of nodes (rows sum to 1)
+    interpolation: csr_matrix = None  # (n, nodes) with thinned nodes: each vertex as a blend of nodes (rows sum to 1; empty for a vertex that sees no node)
     wedges: tuple = None  # per corner, for leaving a vertex in a direction (made on the first walk)
     steps: tuple = None  # per side, the next side of its triangle and the side across it (`_side_steps`)
 
