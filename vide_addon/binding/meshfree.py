@@ -28,7 +28,7 @@ def measure(ob, arm, points, tris, names, heads, tails, settings):
     """(weights, which bones lie wholly outside, what to keep) for a bind of `ob`."""
     rig = BoneRig(points, tris, heads, tails, settings.spacing(points), settings.spread, settings.chains,
                   settings.joint_pull)
-    blend = joint_blend(points, tris, *rig.held(), settings)
+    blend = joint_blend(points, tris, *rig.held(), settings, rig.samples.domain)
     weights = meshfree_weights(rig.vertex_weights(), blend, settings)
     return weights, rig.outside, KeptRig(rig, names, heads, tails, placement(ob, arm), settings.meshfree_key(),
                                          blend)
@@ -53,7 +53,7 @@ def insert(ob, arm, settings):
         return 0
     rig.names += [names[i] for i in new]
     rig.heads, rig.tails = np.vstack([rig.heads, heads[new]]), np.vstack([rig.tails, tails[new]])
-    rig.blend = joint_blend(points, tris, *rig.rig.held(), settings)
+    rig.blend = joint_blend(points, tris, *rig.rig.held(), settings, rig.rig.samples.domain)
     write_groups(ob, rig.names, meshfree_weights(rig.rig.vertex_weights(), rig.blend, settings))
     ob.vide.bind.bones = "\n".join(names)
     kept[ob.session_uid] = rig

@@ -10,22 +10,22 @@ from .weights import falloff_weights, strongest
 
 def joint_blend(points, tris, heads, tails, settings, domain=None):
     """Joint Blending factored for this mesh and these bones (for Meshfree C², its handles and joints:
-    BoneRig.held), or None when it is off. Geodesic passes its `Domain`: where its graph has thinned nodes closer
-    together than the vertices are to the outline on average (limbs 4 or more nodes wide), the blend is solved on
-    them (`JointBlend`'s `coarse`); thinned further, it would blur the joints."""
+    BoneRig.held), or None when it is off. A `Domain` of the mesh, when the method has one, gives the outline's
+    vertices. Geodesic's also gives its thinned nodes: where they are closer together than the vertices are to the
+    outline on average (limbs 4 or more nodes wide), the blend is solved on them (`JointBlend`'s `coarse`); thinned
+    further, it would blur the joints."""
     if not settings.joint_blend:
         return None
+    outline = None if domain is None else np.flatnonzero(domain.on_boundary)
     if settings.method == 'MESHFREE':
         return JointBlend(points, tris, heads, tails, 1.0 / (MESHFREE_SCALE * settings.joint_blend),
-                          width_floor=MESHFREE_WIDTH_FLOOR)
-    if domain is None:
-        return JointBlend(points, tris, heads, tails, 1.0 / settings.joint_blend, GEODESIC_REACH)
+                          width_floor=MESHFREE_WIDTH_FLOOR, outline=outline)
     coarse = None
-    if domain.interpolation is not None and domain.spacing <= domain.clearance.mean():
+    if domain is not None and domain.interpolation is not None and domain.spacing <= domain.clearance.mean():
         tri, inside = domain.coarse
         coarse = domain.nodes, tri.simplices[inside], domain.interpolation
-    return JointBlend(points, tris, heads, tails, 1.0 / settings.joint_blend, GEODESIC_REACH,
-                      outline=np.flatnonzero(domain.on_boundary), coarse=coarse)
+    return JointBlend(points, tris, heads, tails, 1.0 / settings.joint_blend, GEODESIC_REACH, outline=outline,
+                      coarse=coarse)
 
 
 def finish(weights, blend, settings):

@@ -70,14 +70,13 @@ class Domain:
     graph: csr_matrix = None  # (nodes, nodes) link lengths
     stages: Stages = None
     tris: np.ndarray = None  # (t, 3) counter-clockwise; side k runs from corner k to corner k + 1
-    across: np.ndarray = None  # (t, 3) the triangle across each side (-1: none), and its side there
-    across_side: np.ndarray = None
     star: csr_matrix = None  # (n, 3t): the corners (3 * triangle + corner) at each vertex
     star_count: np.ndarray = None  # (n,) corners at each vertex
     coarse: tuple = None  # the Delaunay triangulation of thinned nodes, and which of its triangles are inside
-    interpolation: csr_matrix = None  # (n, nodes) with thinned nodes: each vertex as a blend of nodes (rows sum to 1; empty for a vertex that sees no node)
+    # (n, nodes) with thinned nodes: each vertex as a blend of nodes (rows sum to 1; empty: it sees no node)
+    interpolation: csr_matrix = None
     wedges: tuple = None  # per corner, for leaving a vertex in a direction (made on the first walk)
-    steps: tuple = None  # per side, the next side of its triangle and the side across it (`_side_steps`)
+    steps: tuple = None  # per side 3 t + k, the next side of its triangle and the side across it (`_side_steps`)
 
     @classmethod
     def from_mesh(cls, points, tris, max_nodes=MAX_NODES, links=True, bones=None):
@@ -94,8 +93,8 @@ class Domain:
         if len(boundary) == 0:
             raise VideError("it has no outline (every edge joins two faces): VIDE weights flat cutout meshes.")
         clear = Clearance(points, points[boundary[:, 0]], points[boundary[:, 1]])
-        domain = cls(points, edges, boundary, clear, clear.at(points), stages=stages, tris=tris, across=across,
-                     across_side=across_side)
+        domain = cls(points, edges, boundary, clear, clear.at(points), stages=stages, tris=tris,
+                     steps=_side_steps(across, across_side))
         domain.tolerance = 1e-6 * float(np.ptp(points, axis=0).max())
         domain._corners()
         corners = tris.ravel()
@@ -134,13 +133,13 @@ class Domain:
         node_of[self.nodes] = np.arange(m)
         if m == np.count_nonzero(self.star_count):
             self.stages.lap("graph")
-            wedges = node_of[_wedge_links(self.points, self.tris, self.across, self.across_side, WINDOW_DEPTH,
-                                          self.tolerance)]
+            wedges = node_of[_wedge_links(self.points, self.tris, self.steps, WINDOW_DEPTH, self.tolerance)]
             pairs = np.vstack([node_of[self.edges], wedges])
         else:
             sides, tris = self._coarse_mesh()
             _edges, _boundary, across, across_side = _sides(tris, m)
-            wedges = _wedge_links(self.points[self.nodes], tris, across, across_side, WINDOW_DEPTH, self.tolerance)
+            wedges = _wedge_links(self.points[self.nodes], tris, _side_steps(across, across_side), WINDOW_DEPTH,
+                                  self.tolerance)
             pairs = np.vstack([sides, wedges])
         self.stages.lap("visibility")
         pairs = unique_pairs(pairs[:, 0], pairs[:, 1], m)
@@ -213,8 +212,6 @@ class Domain:
         the rounding tolerance); blocked where it would cross the outline or leave the mesh at a vertex. Exact,
         and its cost grows only with the triangles the segment crosses."""
         pts, flat, tol = self.points, self.tris.ravel(), self.tolerance
-        if self.steps is None:
-            self.steps = _side_steps(self.across, self.across_side)
         follow, twin = self.steps
         p = pts[i]
         d = q - p
@@ -362,13 +359,13 @@ def _side_steps(across, across_side):
     return side - k + (k + 1) % 3, np.where(across >= 0, 3 * across + across_side, -1).ravel()
 
 
-def _wedge_links(points, tris, across, across_side, depth, tol):
+def _wedge_links(points, tris, steps, depth, tol):
     """The pairs of vertices that see each other across at most `depth` triangles (besides the edges),
     found without a visibility test: from each corner, the wedge of directions through the opposite side is
     carried from triangle to triangle across the sides it meets, split at each vertex inside it (which it
     sees) and stopped at the outline."""
     x, y, flat = points[:, 0], points[:, 1], tris.ravel()
-    follow, twin = _side_steps(across, across_side)
+    follow, twin = steps
     apex = flat
     side = follow  # from its right end to its left end, seen from the apex
 
