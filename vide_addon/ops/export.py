@@ -8,6 +8,7 @@ from bpy.props import BoolProperty, EnumProperty, IntProperty, StringProperty
 
 from ..core.errors import VideError
 from ..export import FORMATS, Options, export
+from .poll import SaysWhyNot
 
 FORMAT_ITEMS = [
     ('frames', "Frames", "One PNG per frame, straight alpha, in <folder>/<action>/"),
@@ -18,7 +19,7 @@ FORMAT_ITEMS = [
 ]
 
 
-class VIDE_OT_export_sprites(bpy.types.Operator):
+class VIDE_OT_export_sprites(SaysWhyNot, bpy.types.Operator):
     """Render each action of the armature as frames, a sprite sheet with JSON, a GIF and an MP4, and export a
     glTF with every action (the same as `blender -b file.blend -c vide export`)"""
 
@@ -42,14 +43,12 @@ class VIDE_OT_export_sprites(bpy.types.Operator):
                            description="Camera to render with; empty: the scene's, or one made to frame every action")
 
     @classmethod
-    def poll(cls, context):
+    def problem(cls, context):
         if context.scene is None or not any(ob.type == 'ARMATURE' for ob in context.scene.objects):
-            cls.poll_message_set("Add an armature with animated bones to export sprites")
-            return False
+            return "Add an armature with animated bones to export sprites"
         if context.mode not in {'OBJECT', 'POSE'}:
-            cls.poll_message_set("Switch to Object or Pose Mode to export sprites")
-            return False
-        return True
+            return "Switch to Object or Pose Mode to export sprites"
+        return None
 
     def invoke(self, context, event):
         return context.window_manager.invoke_props_dialog(self, width=360)
