@@ -124,5 +124,6 @@ def main():
         print(f"Target (issue #11), {method} at the defaults: {'met' if not worse else 'NOT met'} "
               f"({len(worse)} of {sum(r[2] == method for r in rows)} poses worse than Automatic Weights)")
 
+
 if __name__ == "__main__":
     main()

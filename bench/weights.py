@@ -9,7 +9,8 @@ For each method: time, how many times faster than Automatic Weights, the largest
 the range of weight sums, vertices left unweighted, and on the hands and the comb the leak: the largest weight a
 finger's bones put on the lower half of another finger (reached only across the gap, or around through the palm,
 300 px or more). *Geodesic* and *Meshfree*: the defaults, Joint Blending 2.5 included (`core/smooth_weights.py`);
-*no blend*: Joint Blending 0. Then the Geodesic bind stage by stage, and the live re-weight after one bone's smoothness changes.
+*no blend*: Joint Blending 0. Then the Geodesic bind stage by stage, and the live re-weight after one bone's smoothness
+changes.
 
 Targets (issue #13): both methods at least as fast as Automatic Weights on every mesh; Geodesic at least 3 times
 faster at 63k-70k vertices and 60 bones; live re-weight within 0.1 s at 20k vertices. This machine's clock is

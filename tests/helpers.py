@@ -183,6 +183,7 @@ def min_angles(pts, tris):
         out.append(np.degrees(np.arccos(np.clip(cos, -1, 1))))
     return np.min(out, axis=0)
 
+
 def set_vertices_from_uv(ob, uv):
     """Moves every vertex of a vectorized plane to the place of its UV (n, 2) on the image (UVs moved with it)."""
     me = ob.data

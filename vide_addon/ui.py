@@ -63,7 +63,8 @@ class VIDE_PT_layers(SidebarPanel, bpy.types.Panel):
                     col.label(text=f"      {layer.name}" + ("  (active)" if layer == ob else ""), icon=icon)
                 continue
             layer = step[0]
-            col.label(text=f"{layer.vide.draw_order:>3}  {layer.name}", icon='LAYER_ACTIVE' if layer == ob else 'BLANK1')
+            col.label(text=f"{layer.vide.draw_order:>3}  {layer.name}",
+                      icon='LAYER_ACTIVE' if layer == ob else 'BLANK1')
         buttons = row.column(align=True)
         buttons.operator("vide.draw_order", text="", icon='TRIA_UP').direction = 'UP'
         buttons.operator("vide.draw_order", text="", icon='TRIA_DOWN').direction = 'DOWN'

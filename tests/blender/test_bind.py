@@ -182,7 +182,6 @@ def test_changing_a_bones_smoothness_reweights_from_the_kept_distances(scene, tm
     assert np.abs(live - bind(ob, arm, joint_blend=0.0)).max() < 0.01
 
 
-
 def test_a_smoothness_change_after_undoing_the_same_change_weights_the_mesh_again(scene, tmp_path):
     """Undo takes the weights back but not what VIDE kept as last written: setting the same smoothness again must
     still give the mesh the weights of that smoothness (a live re-weight writes only what changed)."""
@@ -200,6 +199,7 @@ def test_a_smoothness_change_after_undoing_the_same_change_weights_the_mesh_agai
     assert np.abs(bone_weights(ob, list(arm.data.bones.keys())) - before).max() < 1e-6, "undone"
     arm.data.bones["hip"].vide.smoothness = 0.1
     assert np.abs(bone_weights(ob, list(arm.data.bones.keys())) - smoother).max() < 1e-5
+
 
 def test_rebinding_reuses_the_modifier_keeps_other_groups_and_does_not_move_the_mesh(scene, tmp_path):
     ob = vectorized(tmp_path, LEGS)

@@ -50,7 +50,8 @@ def test_legs_two_pixels_apart_stay_separate(scene, tmp_path):
     assert components(below_hip) == 2
     gap_x = alpha.shape[1] // 2
     centroids = pts[below_hip].mean(axis=1)
-    spans_gap = (pts[below_hip][:, :, 0].min(axis=1) < gap_x - 0.5) & (pts[below_hip][:, :, 0].max(axis=1) > gap_x + 0.5)
+    xs = pts[below_hip][:, :, 0]
+    spans_gap = (xs.min(axis=1) < gap_x - 0.5) & (xs.max(axis=1) > gap_x + 0.5)
     assert not spans_gap.any(), centroids[spans_gap]
 
 
@@ -140,8 +141,8 @@ def test_default_spacing_gives_a_1024px_character_a_few_thousand_vertices(scene,
 
 def test_uv_maps_every_vertex_to_its_own_image_pixel(scene, tmp_path):
     ob = image_plane(tmp_path, ring())
-    corners = {tuple(np.round(uv, 6)): np.array(ob.data.vertices[l.vertex_index].co)
-               for l, uv in zip(ob.data.loops, (d.uv for d in ob.data.uv_layers.active.data))}
+    corners = {tuple(np.round(uv, 6)): np.array(ob.data.vertices[loop.vertex_index].co)
+               for loop, uv in zip(ob.data.loops, (d.uv for d in ob.data.uv_layers.active.data))}
     origin, u_end, v_end = corners[(0.0, 0.0)], corners[(1.0, 0.0)], corners[(0.0, 1.0)]
     select_only(ob)
     bpy.ops.vide.vectorize_image()

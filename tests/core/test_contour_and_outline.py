@@ -70,7 +70,8 @@ def test_inside_test_counts_crossings_as_every_edge_tried_in_turn_does():
     pts = np.vstack([rng.uniform(0, 96, (3000, 2)), np.stack([xx.ravel(), yy.ravel()], axis=1), a])
     px, py = pts[:, None, 0], pts[:, None, 1]
     with np.errstate(divide="ignore", invalid="ignore"):
-        x_cross = a[None, :, 0] + (py - a[None, :, 1]) * (b[None, :, 0] - a[None, :, 0]) / (b[None, :, 1] - a[None, :, 1])
+        x_cross = (a[None, :, 0]
+                   + (py - a[None, :, 1]) * (b[None, :, 0] - a[None, :, 0]) / (b[None, :, 1] - a[None, :, 1]))
     crossings = ((a[None, :, 1] > py) != (b[None, :, 1] > py)) & (px < x_cross)
     expected = crossings.sum(axis=1) % 2 == 1
     assert 0.2 < expected.mean() < 0.8

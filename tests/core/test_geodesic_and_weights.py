@@ -238,7 +238,6 @@ def test_a_loose_vertex_in_no_triangle_takes_its_straight_distance_to_the_neares
     assert np.isclose(dist[-1, 0], np.hypot(180.0, 100.0))
 
 
-
 def test_a_bone_outside_the_mesh_nearest_a_loose_vertex_still_weights_the_nearest_part_of_the_mesh():
     """The vertices an outside bone starts from are graph nodes: a loose vertex nearest to it would reach nothing."""
     pts, tris = polygon_mesh(ELL, 4.0)

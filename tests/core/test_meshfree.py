@@ -310,7 +310,8 @@ def outline_gap(x, a, b):
 def crosses(p, q, a, b):
     """Whether segments p-q and a-b (n of each, m edges) properly cross: (n, m), exact orientation signs."""
     def orient(o, u, v):
-        return np.sign((u[..., 0] - o[..., 0]) * (v[..., 1] - o[..., 1]) - (u[..., 1] - o[..., 1]) * (v[..., 0] - o[..., 0]))
+        return np.sign((u[..., 0] - o[..., 0]) * (v[..., 1] - o[..., 1])
+                       - (u[..., 1] - o[..., 1]) * (v[..., 0] - o[..., 0]))
     p, q, a, b = p[:, None], q[:, None], a[None], b[None]
     return (orient(a, b, p) * orient(a, b, q) < 0) & (orient(p, q, a) * orient(p, q, b) < 0)
 

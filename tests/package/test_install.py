@@ -74,7 +74,7 @@ def test_installed_zip_enables_vectorizes_and_reads_a_psd_with_its_bundled_wheel
     env = dict(os.environ, BLENDER_USER_RESOURCES=str(tmp_path / "user"))
     run = subprocess.run([sys.executable, str(Path(__file__).with_name("install_and_run.py")), str(linux)],
                          env=env, capture_output=True, text=True, timeout=600, cwd=tmp_path)
-    line = next((l for l in run.stdout.splitlines() if l.startswith("REPORT ")), None)
+    line = next((out for out in run.stdout.splitlines() if out.startswith("REPORT ")), None)
     assert line, run.stdout[-3000:] + run.stderr[-3000:]
     report = json.loads(line[len("REPORT "):])
     assert report["install"] == ["FINISHED"]

@@ -17,7 +17,10 @@ if [ "$1 $2" = "-m venv" ]; then
   mkdir -p "$3/bin"
   cat > "$3/bin/python" <<'EOF'
 #!/usr/bin/env bash
-if [ "$1 $2 $3" = "-m pip install" ]; then [ -z "${{FAIL_PIP:-}}" ] || {{ echo "pip: no bpy for you" >&2; exit 1; }}; exit 0; fi
+if [ "$1 $2 $3" = "-m pip install" ]; then
+  [ -z "${{FAIL_PIP:-}}" ] || {{ echo "pip: no bpy for you" >&2; exit 1; }}
+  exit 0
+fi
 echo "python $*"
 EOF
   chmod +x "$3/bin/python"
@@ -64,7 +67,6 @@ def test_a_missing_python_says_so_for_demo_and_build(tmp_path):
         assert "no-such-python3.11 not found" in result.stderr and "PYTHON=" in result.stderr
 
 
-
 def test_a_python_that_does_not_run_says_what_to_do(tmp_path):
     """A python on the PATH that fails when run (a pyenv shim for a version not selected) stops with the advice."""
     checkout(tmp_path)
@@ -74,6 +76,7 @@ def test_a_python_that_does_not_run_says_what_to_do(tmp_path):
     result = run(tmp_path, "demo", PYTHON=str(shim))
     assert result.returncode == 2 and "did not run" in result.stderr and "PYTHON=/path/to/python3.11" in result.stderr
     assert not (tmp_path / ".venv").exists()
+
 
 def test_a_failed_set_up_is_not_stamped_ready_and_the_next_run_recovers(tmp_path):
     python = checkout(tmp_path)

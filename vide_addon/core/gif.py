@@ -18,6 +18,7 @@ def palette(frames, colours=255):
         return np.zeros((1, 3), np.uint8)
     keys, counts = np.unique(drawn.astype(np.int32) @ [65536, 256, 1], return_counts=True)
     rgb = np.stack([keys >> 16, (keys >> 8) & 255, keys & 255], axis=1)
+
     def span(box):  # the box's widest channel range, and that channel
         ranges = np.ptp(rgb[box], axis=0)
         return int(ranges.max()), int(np.argmax(ranges))

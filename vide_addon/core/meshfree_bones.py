@@ -63,8 +63,8 @@ class BoneRig:
         alone: it is the first to share a joint (every bone is then pulled in, or the weights turn
         Gaussian), or the weights are the Gaussian already."""
         head, tail = np.asarray(head, float), np.asarray(tail, float)
-        if self.handles is None or (
-                self.joint_pull == 0.0 and self._touching(np.vstack([self.heads, head]), np.vstack([self.tails, tail]))):
+        if self.handles is None or (self.joint_pull == 0.0 and self._touching(np.vstack([self.heads, head]),
+                                                                             np.vstack([self.tails, tail]))):
             return False
         a, b = head + self.joint_pull * (tail - head), tail - self.joint_pull * (tail - head)
         idx, steps = self._attach(a, b)

@@ -62,7 +62,7 @@ def simplify_rings(rings, tolerance):
         if not wide.any():
             break
         _split(chain, keep, settled, a[wide], b[wide], tolerance)
-    return [chain[f:l][keep[f:l]] for f, l in zip(first, last)]
+    return [chain[start:end][keep[start:end]] for start, end in zip(first, last)]
 
 
 def _run_ends(idx):

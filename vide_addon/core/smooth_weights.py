@@ -113,8 +113,8 @@ class JointBlend:
     reaches across a gap), the seeds are taken at the nodes only (`nodes`) and the other vertices interpolate the
     diffused weights, averaged over two rings of mesh neighbours (`_smoothed`; those that interpolate from no node
     keep their seeds). On the 63k-vertex hand of bench/weights.py (5,558 nodes) the blend then adds 0.06 to 0.1 s
-    to the bind instead of 1.06 s, and its weights differ from the solve over every vertex by 0.023 at the 99th percentile
-    (0.073 at worst)."""
+    to the bind instead of 1.06 s, and its weights differ from the solve over every vertex by 0.023 at the 99th
+    percentile (0.073 at worst)."""
 
     def __init__(self, points, tris, heads, tails, strength, reach=0.0, width_floor=WIDTH_FLOOR, outline=None,
                  coarse=None):
