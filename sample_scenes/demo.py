@@ -1,5 +1,5 @@
-"""The main job: draw the sample character, vectorize it with VIDE, rig it with VIDE's geodesic weights (Joint
-Blending 2.5, as the README suggests for posing) and render it.
+"""The main job: draw the sample character, vectorize it with VIDE, rig it with VIDE's geodesic weights (the default
+settings, Joint Blending included) and render it.
 
 Writes into out/ (or the folder given with --out):
   character.png   the drawn character (the input image)
@@ -16,6 +16,7 @@ Then the character as a layered cutout, rigged with 2D IK and walking (walk.py):
   walk.blend      the scene
   sprites/        its sprite export, by the `vide export` command (`python -m vide_addon export walk.blend ...`):
     walk/0001.png ...  the walk cycle, one PNG per frame (straight alpha)
+    walk/range.json    the walk's frame range and speed (what `vide merge` reads)
     walk.png, walk.json  the frames as a sprite sheet and its TexturePacker JSON hash
     walk.gif, walk.mp4   an animated GIF and an MP4 preview of the cycle
     walk.glb        the rigged, animated character for game engines (glTF binary)
@@ -121,7 +122,9 @@ def main():
           f"triangles in {seconds:.2f} s")
     print(f"Render before/after: largest colour difference inside the art "
           f"{np.abs(before[both, :3] - after[both, :3]).max() * 255:.1f}/255 over {both.sum():,} pixels")
-    print(f"Bound to {len(arm.data.bones)} bones with geodesic weights (Joint Blending 2.5) in {bind_seconds:.2f} s")
+    blend = bpy.context.scene.vide_bind.joint_blend  # the default, as Bind to Armature used it
+    print(f"Bound to {len(arm.data.bones)} bones with geodesic weights (Joint Blending {blend:g}) in "
+          f"{bind_seconds:.2f} s")
 
     bpy.ops.wm.read_homefile(use_empty=True)
     start = time.perf_counter()
