@@ -18,7 +18,7 @@ import bpy
 
 from .core.errors import VideError
 from .core.sprites import chunks, parse_frames
-from .export import FORMATS, Options, check_folder, export, file_stem, merge, plan
+from .export import FORMATS, MERGED, Options, check_folder, export, file_stem, merge, plan
 
 BAD_INPUT = 2
 
@@ -38,13 +38,14 @@ def parser():
     ex.add_argument("--out", type=Path, required=True, help="output folder")
     ex.add_argument("--actions", help="comma-separated action names (default: every action animating the bones)")
     ex.add_argument("--frames", help="A-B: render only these frames, into the same layout; then run `merge`")
-    ex.add_argument("--size", type=int, default=256, help="pixels along the frames' longer side (default 256)")
+    ex.add_argument("--size", type=int, default=Options.size,
+                    help=f"pixels along the frames' longer side (default {Options.size})")
     ex.add_argument("--formats", default=",".join(FORMATS), help=f"comma-separated, of {','.join(FORMATS)}")
     ex.add_argument("--camera", help="camera object (default: the scene's, else one made to frame every action)")
     ex.add_argument("--jobs", type=int, default=1, help="render in this many Blender processes at once")
     mg = commands.add_parser("merge", help="build sheets, JSON, GIFs and MP4s from the frames in DIR")
     mg.add_argument("out", type=Path, help="the export folder")
-    mg.add_argument("--formats", default="sheet,gif,mp4", help="comma-separated, of sheet,gif,mp4")
+    mg.add_argument("--formats", default=",".join(MERGED), help=f"comma-separated, of {','.join(MERGED)}")
     return top
 
 
@@ -88,7 +89,7 @@ def main(argv):
         args = parser().parse_args(argv)
         if args.command == "merge":
             out = args.out.resolve()
-            report(merge(out, set(split_list(args.formats, ("sheet", "gif", "mp4")))), out,
+            report(merge(out, set(split_list(args.formats, MERGED))), out,
                    time.perf_counter() - start)
             return 0
         if args.blend is not None:
@@ -160,7 +161,7 @@ def export_in_processes(options, jobs):
     wanted = options.formats
     frames = sorted(f for name in p.render for f in (options.out / file_stem(name)).glob("*.png"))
     if options.frames is None:
-        if wanted & {"sheet", "gif", "mp4"}:
+        if wanted & set(MERGED):
             written += merge(options.out, wanted, set(p.render))
         if "glb" in wanted:
             written += export(bpy.context.scene, Options(out=options.out, formats={"glb"}, size=options.size,

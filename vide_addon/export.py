@@ -27,6 +27,7 @@ from .core.gif import gif_bytes
 from .core.sprites import frame_duration_ms, frame_name, png_bytes, sheet, sheet_json
 
 FORMATS = ("frames", "sheet", "gif", "mp4", "glb")
+MERGED = ("sheet", "gif", "mp4")  # the formats made from the frames (what `merge` builds)
 CAMERA_NAME = "VIDE Export Camera"
 FRAME_FILE = re.compile(r"^(-?\d+)\.png$")
 
@@ -329,7 +330,7 @@ def action_folders(out, names=None):
     return found
 
 
-def merge(out, formats=("sheet", "gif", "mp4"), names=None, progress=None):
+def merge(out, formats=MERGED, names=None, progress=None):
     """Builds each action's sheet + JSON, GIF and MP4 from the frames in out/<action>/ (a whole range needed).
     The same frames give the same bytes, whether rendered in one run or by many machines."""
     out = Path(out)
@@ -433,7 +434,7 @@ def export(scene, options, progress=None):
     check_folder(out)
     wanted = set(options.formats)
     split = options.frames is not None
-    needs_frames = bool(wanted & {"frames", "sheet", "gif", "mp4"})
+    needs_frames = bool(wanted & {"frames", *MERGED})
     overrides = Overrides()
     written, made = [], None
 
@@ -449,7 +450,7 @@ def export(scene, options, progress=None):
         if needs_frames:
             render_settings(scene, camera, resolution, overrides)
             written += render_frames(scene, p, out, overrides, part(0.0, 0.8), stale=not split)
-            if not split and wanted & {"sheet", "gif", "mp4"}:
+            if not split and wanted & set(MERGED):
                 written += merge(out, wanted, set(p.render), part(0.8, 1.0))
             if "frames" not in wanted and not split:
                 for name in p.render:

@@ -270,3 +270,16 @@ def test_the_flamenco_job_type_splits_into_chunks_whose_commands_merge_to_the_on
         assert vide.vide_addon.cli.main(args) == 0, task["name"]
     farm, whole = outputs(tmp_path), outputs(one_run)
     assert farm.keys() == whole.keys() and [k for k in whole if farm[k] != whole[k]] == []
+
+
+def test_the_panel_and_the_command_line_start_from_the_exports_own_defaults(vide):
+    """Export Sprites' size and formats, and the `export` and `merge` commands' options, default to what
+    export.py says (Options, FORMATS, MERGED), so the panel, the command line and a script cannot disagree."""
+    export, cli = vide.vide_addon.export, vide.vide_addon.cli
+    defaults = export.Options(out=Path("."))
+    operator = bpy.ops.vide.export_sprites.get_rna_type().properties
+    assert operator["size"].default == defaults.size
+    assert set(operator["formats"].default_flag) == defaults.formats == set(export.FORMATS)
+    command = cli.parser().parse_args(["export", "--out", "x"])
+    assert command.size == defaults.size and set(command.formats.split(",")) == defaults.formats
+    assert cli.parser().parse_args(["merge", "x"]).formats.split(",") == list(export.MERGED)

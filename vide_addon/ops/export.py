@@ -35,7 +35,7 @@ class VIDE_OT_export_sprites(SaysWhyNot, bpy.types.Operator):
                              description="Render only this range of each action (frames only: merge them later)")
     frame_first: IntProperty(name="First", default=1, description="First frame to render")
     frame_last: IntProperty(name="Last", default=12, description="Last frame to render")
-    size: IntProperty(name="Size", default=256, min=2, soft_max=2048, subtype='PIXEL',
+    size: IntProperty(name="Size", default=Options.size, min=2, soft_max=2048, subtype='PIXEL',
                       description="Pixels along the frames' longer side")
     formats: EnumProperty(name="Formats", items=FORMAT_ITEMS, options={'ENUM_FLAG'}, default=set(FORMATS),
                           description="What to write")
