@@ -96,6 +96,8 @@ def test_what_follows_the_versions_goes_to_pytest(tmp_path):
     assert calls == ["python -m pytest -q -p no:cacheprovider tests/blender/test_rig2d.py -k ik"] * 2
     core = run(tmp_path, "test", "core", "-k", "contour", PYTHON=str(python))
     assert "python -m pytest -q -p no:cacheprovider tests/core -k contour" in core.stdout
+    quiet = run(tmp_path, "test", "4.5", "-q", PYTHON=str(python))  # one -q: pytest's -qq prints no count
+    assert "python -m pytest -p no:cacheprovider -q" in quiet.stdout
     unknown = run(tmp_path, "test", "4.4", PYTHON=str(python))
     assert unknown.returncode == 2 and "unknown Blender version '4.4'" in unknown.stderr
 
