@@ -302,11 +302,11 @@ class Domain:
         the triangle opens from there counter-clockwise (as pseudo-angles), and the vertices that follow it
         and precede it."""
         flat = self.tris.ravel()
-        k = np.arange(len(flat)) % 3
-        base = np.arange(len(flat)) - k
-        after, before = flat[base + (k + 1) % 3], flat[base + (k + 2) % 3]
-        start = _pseudo_angle(self.points[after] - self.points[flat])
-        opening = np.mod(_pseudo_angle(self.points[before] - self.points[flat]) - start, 4.0)
+        after, before = self.tris[:, [1, 2, 0]].ravel(), self.tris[:, [2, 0, 1]].ravel()
+        x, y = (np.ascontiguousarray(c) for c in self.points.T)  # gathers from columns: twice as fast
+        ax, ay = x[flat], y[flat]
+        start = _pseudo_angle_xy(x[after] - ax, y[after] - ay)
+        opening = np.mod(_pseudo_angle_xy(x[before] - ax, y[before] - ay) - start, 4.0)
         self.wedges = (start, opening, after, before)
 
     def _leaves_inward(self, i, d):
@@ -429,7 +429,11 @@ def _left_of_xy(ax, ay, bx, by, x, y, tol):
 
 def _pseudo_angle(d):
     """A cheap stand-in for the direction angle of each row of d, in [0, 4), increasing with the angle."""
-    x, y = d[:, 0], d[:, 1]
+    return _pseudo_angle_xy(d[:, 0], d[:, 1])
+
+
+def _pseudo_angle_xy(x, y):
+    """`_pseudo_angle` of directions given as coordinate columns."""
     r = x / np.maximum(np.abs(x) + np.abs(y), 1e-300)
     return np.where(y >= 0, 1.0 - r, 3.0 + r)
 
