@@ -566,8 +566,12 @@ def _touch(p, q, a, b, tol):
     return np.where(collinear, overlap, cross)
 
 
-def bone_distances(domain, heads, tails):
+def bone_distances(domain, heads, tails, reach=np.inf):
     """Distances (n, bones) inside the mesh from each bone segment heads[i]-tails[i] to every vertex.
+
+    Distances are measured up to `reach` further than the node furthest from its nearest bone, and are
+    infinite beyond: past a few smoothness lengths from the nearest bone a bone's weight is 0 anyway, and on a
+    wide mesh with many bones (the comb of bench/weights.py) most of each bone's Dijkstra is spared.
 
     A bone reaches the nodes and vertices near it that see their closest point on it. A bone wholly
     outside the mesh starts from the vertices nearest to it, at their straight distance. A vertex that no
@@ -590,7 +594,12 @@ def bone_distances(domain, heads, tails):
                         np.r_[g.indptr, g.indptr[-1] + np.cumsum(np.bincount(bone[at_node], minlength=bones))]),
                        shape=(m + bones, m + bones))
     stages.lap("bone links")
-    node_dist = np.ascontiguousarray(dijkstra(graph, directed=True, indices=m + np.arange(bones))[:, :m].T,
+    sources = m + np.arange(bones)
+    limit = np.inf
+    if np.isfinite(reach) and bones:
+        nearest = dijkstra(graph, directed=True, indices=sources, min_only=True)[:m]
+        limit = float(nearest[np.isfinite(nearest)].max(initial=0.0)) + reach
+    node_dist = np.ascontiguousarray(dijkstra(graph, directed=True, indices=sources, limit=limit)[:, :m].T,
                                      np.float32)  # (m, bones)
     stages.lap("dijkstra")
     dist, taken_from = _from_nodes(domain, node_dist)
@@ -680,6 +689,7 @@ def _from_nodes(domain, node_dist):
     inside = np.flatnonzero(found)
     weights = csr_matrix((bary[inside].ravel(), (np.repeat(np.arange(len(inside)), 3), corners[inside].ravel())),
                          shape=(len(inside), m))
+    weights.eliminate_zeros()  # a node beyond the reach is infinitely far: 0 x inf would make NaN
     dist[rest[inside]] = weights @ node_dist
     stepped = rest[~found]
     k = min(VERTEX_LINKS, m)
