@@ -139,13 +139,14 @@ def geodesic_stages(vide, ob, arm):
     plane, points, tris = rig.mesh_in_plane(ob)
     names, heads, tails, _flat = rig.deform_bones(arm, plane)
     read = time.perf_counter() - start
+    smoothness = rig.bone_smoothness(arm, names, settings.smoothness)
+    reach = addon.core.weights.MEASURED_REACH * smoothness.max()
     domain = geodesic.Domain.from_mesh(points, tris, bones=len(names))
-    dist, _outside = geodesic.bone_distances(domain, heads, tails)
+    dist, _outside = geodesic.bone_distances(domain, heads, tails, reach)
     stages = domain.stages
     stages["read"] = read
     blend = addon.core.bind_weights.joint_blend(points, tris, heads, tails, settings, domain)
     stages.lap("blend factor")
-    smoothness = rig.bone_smoothness(arm, names, settings.smoothness)
     w = addon.core.bind_weights.geodesic_weights(dist, smoothness, blend, settings)
     stages.lap("weights")
     rig.write_groups(ob, names, w)

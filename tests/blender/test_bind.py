@@ -182,6 +182,33 @@ def test_changing_a_bones_smoothness_reweights_from_the_kept_distances(scene, tm
     assert np.abs(live - bind(ob, arm, joint_blend=0.0)).max() < 0.01
 
 
+def test_distances_measured_only_as_far_as_the_smoothness_needs_reweight_until_a_bone_would_reach_past_them(
+        scene, tmp_path, vide):
+    """A bind measures distances MEASURED_REACH smoothness lengths past the nearest bone; a bone's smoothness
+    raised until its falloff (REACH lengths) would pass them re-weights from them exactly, and raised further
+    measures again, as far as the new smoothness needs."""
+    core, binding = vide.vide_addon.core, vide.vide_addon.binding
+    ob = vectorized(tmp_path, LEGS)
+    arm = rig_for(ob, LEGS.shape, LEG_BONES)
+    bind(ob, arm, joint_blend=0.0, smoothness=0.005)  # 0.15 of the 1 m tall shape: the far leg's foot is beyond
+    kept = binding.geodesic.kept[ob.session_uid]
+    assert kept.reach == pytest.approx(core.weights.MEASURED_REACH * 0.005)
+    assert not np.isfinite(kept.dist).all()
+    smoothness = kept.reach / core.weights.REACH  # the most the kept distances hold
+    arm.data.bones["hip"].vide.smoothness = smoothness
+    assert binding.geodesic.kept[ob.session_uid].dist is kept.dist, "measured again"
+    live = bone_weights(ob, list(arm.data.bones.keys()))
+    expected = core.weights.falloff_weights(kept.dist, np.array([smoothness, 0.005, 0.005]))
+    assert np.abs(live - expected).max() < 1e-6
+    arm.data.bones["hip"].vide.smoothness = 1.01 * smoothness
+    again = binding.geodesic.kept[ob.session_uid]
+    assert again.dist is not kept.dist, "not measured again"
+    assert again.reach >= core.weights.MEASURED_REACH * 1.01 * smoothness
+    finite = np.isfinite(kept.dist)
+    assert np.isfinite(again.dist).sum() > finite.sum(), "measured no further"
+    assert np.abs(again.dist[finite] - kept.dist[finite]).max() < 1e-4, "the same distances where both measured"
+
+
 def test_a_smoothness_change_after_undoing_the_same_change_weights_the_mesh_again(scene, tmp_path):
     """Undo takes the weights back but not what VIDE kept as last written: setting the same smoothness again must
     still give the mesh the weights of that smoothness (a live re-weight writes only what changed)."""

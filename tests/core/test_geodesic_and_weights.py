@@ -156,6 +156,32 @@ def test_a_bone_outside_the_shape_starts_from_the_nearest_part():
     assert dist[right_foot, 0].min() > 0.97 * (30 + np.hypot(40, 40) + 4 + 80)
 
 
+@pytest.mark.parametrize("max_nodes", [geodesic.MAX_NODES, 300], ids=["every-vertex-a-node", "thinned-graph"])
+def test_distances_within_the_reach_are_the_full_ones_and_infinite_beyond(max_nodes):
+    """bone_distances(..., reach): the same distances wherever they are at most `reach` past the furthest node's
+    nearest bone, infinite (never NaN) only where the full distance is beyond that, and the same falloff weights
+    for a smoothness of reach / 30 (weights.MEASURED_REACH)."""
+    from vide_addon.core.weights import MEASURED_REACH
+
+    # A long bar with a bone at each end and one in the middle, all of whose reaches are shorter than the bar.
+    pts, tris = polygon_mesh(np.array([(0, 0), (300, 0), (300, 20), (0, 20)], float), 2.0, jitter=0.2)
+    heads = np.array([[5.0, 10.0], [145.0, 10.0], [280.0, 10.0]])
+    tails = np.array([[20.0, 10.0], [155.0, 10.0], [295.0, 10.0]])
+    domain = Domain.from_mesh(pts, tris, max_nodes=max_nodes)
+    full, _ = bone_distances(domain, heads, tails)
+    reach = 60.0
+    cut, _ = bone_distances(domain, heads, tails, reach)
+    assert not np.isnan(cut).any()
+    nearest = full[domain.nodes].min(axis=1).max()  # about 65: half way between two bones
+    within = full <= nearest + reach - domain.spacing
+    assert within.all(axis=1).sum() < 0.2 * len(pts), "the reach cuts every bone short of some vertices"
+    assert np.array_equal(cut[within], full[within])
+    assert np.isinf(cut[full > nearest + reach + domain.spacing]).all()
+    assert np.isfinite(cut).any(axis=1).all(), "every vertex keeps its nearest bone"
+    smoothness = np.full(3, reach / MEASURED_REACH)
+    assert np.abs(falloff_weights(cut, smoothness) - falloff_weights(full, smoothness)).max() < 1e-12
+
+
 def test_an_island_no_bone_reaches_belongs_to_the_nearest_bone():
     a_pts, a_tris = polygon_mesh(np.array([(0, 0), (30, 0), (30, 30), (0, 30)], float), 3.0)
     b_pts, b_tris = polygon_mesh(np.array([(60, 0), (90, 0), (90, 30), (60, 30)], float), 3.0)

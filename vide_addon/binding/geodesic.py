@@ -8,6 +8,7 @@ import numpy as np
 from ..bridge.rig import bone_smoothness, rest_fingerprint, write_groups
 from ..core.bind_weights import geodesic_weights, joint_blend
 from ..core.geodesic import Domain, bone_distances
+from ..core.weights import MEASURED_REACH, REACH
 
 
 @dataclass
@@ -17,6 +18,7 @@ class Measured:
     fingerprint: bytes  # of the mesh, its placement and the rest pose the distances were measured for
     weights: np.ndarray  # as last written
     blend: object = None  # Joint Blending, factored for this mesh and bones
+    reach: float = np.inf  # how far past the nearest bone the distances were measured
 
 
 kept = {}  # Object.session_uid -> Measured
@@ -24,20 +26,28 @@ kept = {}  # Object.session_uid -> Measured
 
 def measure(ob, arm, points, tris, names, heads, tails, settings):
     """(weights, which bones lie wholly outside, what to keep) for a bind of `ob`."""
+    smoothness = bone_smoothness(arm, names, settings.smoothness)
+    reach = MEASURED_REACH * float(np.max(smoothness, initial=0.0))
     domain = Domain.from_mesh(points, tris, bones=len(names))
-    dist, outside = bone_distances(domain, heads, tails)
+    dist, outside = bone_distances(domain, heads, tails, reach)
     blend = joint_blend(points, tris, heads, tails, settings, domain)
-    weights = geodesic_weights(dist, bone_smoothness(arm, names, settings.smoothness), blend, settings)
-    return weights, outside, Measured(names, dist, rest_fingerprint(ob, arm), weights, blend)
+    weights = geodesic_weights(dist, smoothness, blend, settings)
+    if np.isfinite(dist).all():  # nothing was beyond the reach: any smoothness re-weights from these
+        reach = np.inf
+    return weights, outside, Measured(names, dist, rest_fingerprint(ob, arm), weights, blend, reach)
 
 
 def reweight(ob, arm, settings):
     """Weights `ob` again from its kept distances with its bones' current smoothness. False, changing
-    nothing, when nothing is kept or it no longer fits the mesh and the rest pose."""
+    nothing, when nothing is kept, it no longer fits the mesh and the rest pose, or a bone's smoothness grew
+    so much that its weight would reach past the measured distances (REACH of its smoothness lengths, five
+    times the smoothness they were measured for; with Joint Blending, seeds under exp(-REACH) are then 0)."""
     measured = kept.get(ob.session_uid)
     if measured is None or measured.fingerprint != rest_fingerprint(ob, arm):
         return False
     smoothness = bone_smoothness(arm, measured.names, settings.smoothness)
+    if REACH * float(np.max(smoothness, initial=0.0)) > measured.reach:
+        return False
     weights = geodesic_weights(measured.dist, smoothness, measured.blend, settings)
     write_groups(ob, measured.names, weights, previous=measured.weights)
     measured.weights = weights
