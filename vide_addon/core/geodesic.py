@@ -3,8 +3,8 @@ one leg to the other runs up through the hip, never across the gap between them.
 
 Shortest paths inside a polygon are straight lines that bend only at its reflex corners. So the domain is
 a graph over nodes with straight links that stay inside the mesh, in many directions, so that graph
-distances stay within a few percent of the true geodesic (under 1% on average). The links join nodes that
-see each other across up to WINDOW_DEPTH triangles, found without any visibility test: wedges of directions
+distances stay within a few percent of the true geodesic (about 1% on average). The links join nodes that
+see each other across up to a few triangles (WINDOW_DEPTH), found without any visibility test: wedges of directions
 carried from triangle to triangle. With few vertices, or few vertices times bones, every vertex is a node
 and the triangles are the mesh's. Otherwise the nodes are thinned to at most `MAX_NODES` (the reflex
 corners, the boundary and the interior about a spacing apart), so the time per bone does not grow with the
@@ -31,7 +31,11 @@ from .errors import VideError
 MAX_NODES = 6000  # graph size: bounds the time per bone whatever the mesh density
 ALL_NODES_WORK = 400_000  # vertices times bones up to which every vertex is a node,
 ALL_NODES_MAX = 40_000  # when there are at most this many (the links of many more take longer than thinning)
-WINDOW_DEPTH = 3  # triangles a link may cross (of the mesh, or of the coarse mesh of thinned nodes)
+# Triangles a link may cross: of the coarse mesh of thinned nodes, or of the mesh when every vertex is a node. On the
+# test shapes (tests/core/test_geodesic_and_weights.py) 3 gives distances 0.6% longer than exact geodesics on average
+# and 2 gives 1.0%, with 2/3 of the links; with every vertex a node, 2 binds the 17k-vertex hand of bench/weights.py
+# in 28% less time than 3 and the sample character in 17% less, with the same deformation (bench/deform_quality.py).
+WINDOW_DEPTH, ALL_NODES_DEPTH = 3, 2
 CELLS_PER_VERTEX = 4  # clearance grid
 VERTEX_LINKS = 8  # nodes each vertex looks at
 BONE_REACH = 6.0  # in node spacings: nodes this close to a bone take their distance straight from it
@@ -127,13 +131,14 @@ class Domain:
 
     def _links(self):
         """Symmetric graph of straight, inside links between the nodes: the edges, and links across up to
-        WINDOW_DEPTH triangles, of the mesh when every vertex is a node, else of the coarse mesh of nodes."""
+        ALL_NODES_DEPTH triangles of the mesh when every vertex is a node, else WINDOW_DEPTH of the coarse mesh
+        of nodes."""
         m = len(self.nodes)
         node_of = np.full(len(self.points), -1)
         node_of[self.nodes] = np.arange(m)
         if m == np.count_nonzero(self.star_count):
             self.stages.lap("graph")
-            wedges = node_of[_wedge_links(self.points, self.tris, self.steps, WINDOW_DEPTH, self.tolerance)]
+            wedges = node_of[_wedge_links(self.points, self.tris, self.steps, ALL_NODES_DEPTH, self.tolerance)]
             pairs = np.vstack([node_of[self.edges], wedges])
         else:
             sides, tris = self._coarse_mesh()
