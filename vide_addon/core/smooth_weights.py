@@ -19,10 +19,19 @@ resolved below that, and a tiny triangle moves with its neighbours.
 
 The matrix is factored once per mesh and bones, and each bone's column is solved on its own, so re-weighting
 after one bone's smoothness changed is one solve. Rows are normalized after the diffusion.
+
+Geodesic's seeds are one-hot (within ZONE) over much of a mesh with many bones: along a comb's teeth, a hand's
+fingers. There the diffusion moves nothing (K @ ones = 0), so the blend is solved only on the *zone*: the vertices
+where a second bone's seed is ZONE or more of the largest, and those within ZONE_REACH diffusion lengths of them
+(d / √strength: the length over which the diffusion's kernel falls by e). The others keep their seeds, and
+hold the zone's edge where they border it. On the comb of bench/weights.py (72k vertices, 60 teeth) that is
+under half the vertices, and the weights differ from the solve over every vertex by under 1e-6 (3e-5 with a
+tenth of the smoothness, whose seeds mix over less and leave more to the diffusion's reach).
 """
 
 import numpy as np
 from scipy import sparse
+from scipy.sparse import csgraph
 from scipy.sparse.linalg import splu
 from scipy.spatial import cKDTree
 
@@ -40,6 +49,14 @@ MESHFREE_POWER = 0.7
 # and poses of bench/deform_quality.py: from 0.1 to 0.6 no triangle in the sample's inward corners folds at its 90°
 # knee any more; at 0.25, p99 σ1/σ2 drops by up to 8% in 5 of the 50 pose/method pairs and rises in none.
 FINEST = 0.25
+# Geodesic's zone (see above): solved only where a second bone's seed reaches this fraction of the largest, and within
+# ZONE_REACH diffusion lengths of there. On the comb of bench/weights.py, with its smoothness and a tenth of it, the
+# largest change in the weights from the solve over every vertex is 4e-7 and 2e-5 at ZONE_REACH 4 (47% and 37% of
+# the vertices solved), 3e-4 and 4e-2 at 2 lengths, 3e-2 and 0.6 at none.
+ZONE = 1e-2
+ZONE_REACH = 4.0
+ZONE_ALL = 0.75  # a zone of more than this fraction of the vertices is all of them (see JointBlend._factor)
+ALL = slice(None)
 
 
 def cotangent_laplacian(points, tris, finest=0.0, anchor=0.0):
@@ -114,10 +131,12 @@ class JointBlend:
     diffused weights, averaged over two rings of mesh neighbours (`_smoothed`; those that interpolate from no node
     keep their seeds). On the 63k-vertex hand of bench/weights.py (5,558 nodes) the blend then adds 0.06 to 0.1 s
     to the bind instead of 1.06 s, and its weights differ from the solve over every vertex by 0.023 at the 99th percentile
-    (0.073 at worst)."""
+    (0.073 at worst).
+    With `zone` (Geodesic: ZONE), only the zone is solved (see above); it is factored on the first call, and again
+    when new seeds mix where none did before (the zone only grows: then only the changed columns are solved)."""
 
     def __init__(self, points, tris, heads, tails, strength, reach=0.0, width_floor=WIDTH_FLOOR, outline=None,
-                 coarse=None):
+                 coarse=None, zone=0.0):
         points = np.asarray(points, float)
         tris = np.asarray(tris, np.int64).reshape(-1, 3)
         size = float(np.ptp(points, axis=0).max())
@@ -135,30 +154,75 @@ class JointBlend:
         d = np.clip(d, 1e-3 * size, size)
         mass = np.maximum(lumped_areas(at, tris), 1e-12 * size * size)  # vertices in no triangle keep their weights
         self.anchor = mass * strength / (d * d)
-        # Symmetric positive definite: no pivoting, and a fill-reducing order of A + Aᵀ (half the fill of COLAMD).
-        self._solve = splu(cotangent_laplacian(at, tris, FINEST, self.anchor), permc_spec="MMD_AT_PLUS_A",
-                           diag_pivot_thresh=0.0, options={"SymmetricMode": True}).solve
+        self.matrix = cotangent_laplacian(at, tris, FINEST, self.anchor)
+        self.zone, self._lengths = zone, None
+        if zone:  # mesh edges in diffusion lengths d / √strength, averaged over their ends
+            edges = np.concatenate([tris[:, [0, 1]], tris[:, [1, 2]], tris[:, [2, 0]]])
+            ends = at[edges]
+            lengths = np.hypot(*(ends[:, 1] - ends[:, 0]).T) * 0.5 * np.sqrt(strength) * (1 / d[edges]).sum(axis=1)
+            self._lengths = sparse.csr_matrix((lengths, (edges[:, 0], edges[:, 1])), (len(at), len(at)))
         self.reach = reach
-        self._seeds = self._diffused = None
+        self._seeds = self._diffused = self._solve = self._mixed = None
 
     def __call__(self, seeds, max_influences, prune):
         """Weights (n, bones) from seeds (at `nodes`, bones; rows need not sum to 1): diffused, normalized, limited
         to `max_influences` and pruned without jumps (`weights.strongest`)."""
         seeds = np.array(seeds, np.float64)
         if self._seeds is None or self._seeds.shape != seeds.shape:
-            self._seeds, self._diffused = np.zeros_like(seeds), np.zeros_like(seeds)
-            changed = np.arange(seeds.shape[1])
+            self._factor(seeds)
+            self._seeds, self._diffused = seeds, seeds.copy()  # outside the zone: the seeds
+            self._diffused[self._inside] = self._solved(seeds)
         else:
             changed = np.flatnonzero((self._seeds != seeds).any(axis=0))
-        if len(changed):
-            new = seeds[:, changed]
-            diffused = self._solve(self.anchor[:, None] * new)
-            if self.reach:  # only where the bone reaches: its diffused weight fades in as its seed grows to `reach`
-                diffused *= np.clip(new / self.reach, 0.0, 1.0)
-            self._diffused[:, changed] = diffused
-            self._seeds[:, changed] = new
+            if len(changed):
+                self._factor(seeds)
+                new = seeds[:, changed]
+                self._seeds[:, changed] = new
+                new[self._inside] = self._solved(new)
+                self._diffused[:, changed] = new
         weights = self._diffused.copy() if self.interpolation is None else self.interpolation @ self._diffused
         return strongest(weights, max_influences, prune)
+
+    def _solved(self, seeds):
+        """The diffused seeds (n, k) on the zone's vertices."""
+        solved = self._solve(self._rhs(seeds))
+        if self.reach:  # only where the bone reaches: its diffused weight fades in as its seed grows to `reach`
+            solved *= np.clip(seeds[self._inside] / self.reach, 0.0, 1.0)
+        return solved
+
+    def _factor(self, seeds):
+        """Factors the matrix on the vertices solved for: all of them, or with `zone` those of the zone, grown to hold
+        where `seeds` mix (unless it does already). A zone of most vertices (ZONE_ALL) is all of them."""
+        if self.zone:
+            top = seeds.max(axis=1, keepdims=True)
+            mixed = np.count_nonzero(seeds >= self.zone * top, axis=1) >= 2
+            if self._mixed is not None:
+                if self._inside is ALL or not (mixed & ~self._mixed).any():
+                    return
+                mixed |= self._mixed
+            self._mixed = mixed
+            inside = np.isfinite(csgraph.dijkstra(self._lengths, directed=False, indices=np.flatnonzero(mixed),
+                                                  min_only=True, limit=ZONE_REACH))
+        elif self._solve is not None:
+            return
+        if not self.zone or np.count_nonzero(inside) > ZONE_ALL * len(self.anchor):
+            self._inside, self._rhs = ALL, lambda new: self.anchor[:, None] * new
+            self._solve = _factored(self.matrix)
+            return
+        self._inside = np.flatnonzero(inside)
+        rows = self.matrix.T[self._inside]  # symmetric: its transpose is its rows
+        # The vertices outside that border the zone: their seeds, held, go to the right-hand side.
+        rim = np.flatnonzero(~inside & (np.bincount(rows.indices, minlength=len(inside)) > 0))
+        held, anchor = rows[:, rim], self.anchor[self._inside, None]
+        self._rhs = lambda new: anchor * new[self._inside] - held @ new[rim]
+        self._solve = _factored(rows[:, self._inside]) if len(self._inside) else (lambda rhs: rhs)
+
+
+def _factored(matrix):
+    """The solve of a symmetric positive definite sparse matrix: no pivoting, and a fill-reducing order of A + Aᵀ
+    (half the fill of COLAMD)."""
+    return splu(sparse.csc_matrix(matrix), permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0,
+                options={"SymmetricMode": True}).solve
 
 
 def _smoothed(interpolation, tris, n, rounds=2):
@@ -194,9 +258,12 @@ def exponential_seeds(dist, smoothness):
     Rows no bone reaches are 1 everywhere."""
     dist = np.asarray(dist, np.float64)
     nearest = dist.min(axis=1, keepdims=True)
-    nearest[~np.isfinite(nearest)] = 0.0
-    seeds = np.exp(-(dist - nearest) / np.asarray(smoothness, np.float64)[None, :])
-    seeds[~np.isfinite(dist).any(axis=1)] = 1.0
+    unreached = ~np.isfinite(nearest[:, 0])
+    nearest[unreached] = 0.0
+    seeds = np.subtract(dist, nearest)  # in place from here: at 72k vertices and 60 bones each pass is 35 MB
+    seeds *= -1.0 / np.asarray(smoothness, np.float64)[None, :]
+    seeds = np.exp(seeds, out=seeds)
+    seeds[unreached] = 1.0
     return seeds
 
 
