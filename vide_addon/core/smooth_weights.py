@@ -57,6 +57,9 @@ ZONE = 1e-2
 ZONE_REACH = 4.0
 ZONE_ALL = 0.75  # a zone of more than this fraction of the vertices is all of them (see JointBlend._factor)
 ALL = slice(None)
+# Columns per solve: the triangular solves' dense work then stays in cache. On the comb's zone (34k vertices, 60
+# columns), 8 at a time took 73-84 ms, all 60 at once 134-226 ms, one at a time 205-212 ms.
+SOLVE_COLUMNS = 8
 
 
 def cotangent_laplacian(points, tris, finest=0.0, anchor=0.0):
@@ -184,8 +187,11 @@ class JointBlend:
         return strongest(weights, max_influences, prune)
 
     def _solved(self, seeds):
-        """The diffused seeds (n, k) on the zone's vertices."""
-        solved = self._solve(self._rhs(seeds))
+        """The diffused seeds (n, k) on the zone's vertices, solved SOLVE_COLUMNS columns at a time."""
+        rhs = self._rhs(seeds)
+        solved = np.empty_like(rhs)
+        for i in range(0, rhs.shape[1], SOLVE_COLUMNS):
+            solved[:, i:i + SOLVE_COLUMNS] = self._solve(rhs[:, i:i + SOLVE_COLUMNS])
         if self.reach:  # only where the bone reaches: its diffused weight fades in as its seed grows to `reach`
             solved *= np.clip(seeds[self._inside] / self.reach, 0.0, 1.0)
         return solved
