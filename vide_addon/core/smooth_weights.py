@@ -158,13 +158,8 @@ class JointBlend:
         mass = np.maximum(lumped_areas(at, tris), 1e-12 * size * size)  # vertices in no triangle keep their weights
         self.anchor = mass * strength / (d * d)
         self.matrix = cotangent_laplacian(at, tris, FINEST, self.anchor)
-        self.zone, self._lengths = zone, None
-        if zone:  # mesh edges in diffusion lengths d / √strength, averaged over their ends
-            edges = np.concatenate([tris[:, [0, 1]], tris[:, [1, 2]], tris[:, [2, 0]]])
-            ends = at[edges]
-            lengths = np.hypot(*(ends[:, 1] - ends[:, 0]).T) * 0.5 * np.sqrt(strength) * (1 / d[edges]).sum(axis=1)
-            self._lengths = sparse.csr_matrix((lengths, (edges[:, 0], edges[:, 1])), (len(at), len(at)))
-        self.reach = reach
+        self.zone, self.reach = zone, reach
+        self._at, self._per_length, self._lengths = at, np.sqrt(strength) / d, None  # diffusion length: d / √strength
         self._seeds = self._diffused = self._solve = self._mixed = None
 
     def __call__(self, seeds, max_influences, prune):
@@ -188,12 +183,16 @@ class JointBlend:
 
     def _solved(self, seeds):
         """The diffused seeds (n, k) on the zone's vertices, solved SOLVE_COLUMNS columns at a time."""
-        rhs = self._rhs(seeds)
+        inside = seeds[self._inside]
+        rhs = self._anchor[:, None] * inside
+        if self._held is not None:  # the vertices outside that border the zone keep their seeds
+            rhs -= self._held @ seeds[self._rim]
         solved = np.empty_like(rhs)
         for i in range(0, rhs.shape[1], SOLVE_COLUMNS):
             solved[:, i:i + SOLVE_COLUMNS] = self._solve(rhs[:, i:i + SOLVE_COLUMNS])
         if self.reach:  # only where the bone reaches: its diffused weight fades in as its seed grows to `reach`
-            solved *= np.clip(seeds[self._inside] / self.reach, 0.0, 1.0)
+            faint = inside < self.reach
+            solved[faint] *= inside[faint] / self.reach
         return solved
 
     def _factor(self, seeds):
@@ -206,22 +205,32 @@ class JointBlend:
                 if self._inside is ALL or not (mixed & ~self._mixed).any():
                     return
                 mixed |= self._mixed
-            self._mixed = mixed
-            inside = np.isfinite(csgraph.dijkstra(self._lengths, directed=False, indices=np.flatnonzero(mixed),
-                                                  min_only=True, limit=ZONE_REACH))
+            self._mixed = inside = mixed
+            if np.count_nonzero(mixed) <= ZONE_ALL * len(mixed):
+                inside = np.isfinite(csgraph.dijkstra(self._diffusion_lengths(), indices=np.flatnonzero(mixed),
+                                                      min_only=True, limit=ZONE_REACH))
         elif self._solve is not None:
             return
-        if not self.zone or np.count_nonzero(inside) > ZONE_ALL * len(self.anchor):
-            self._inside, self._rhs = ALL, lambda new: self.anchor[:, None] * new
+        self._held = None
+        if not self.zone or np.count_nonzero(inside) > ZONE_ALL * len(inside):
+            self._inside, self._anchor = ALL, self.anchor
             self._solve = _factored(self.matrix)
             return
         self._inside = np.flatnonzero(inside)
+        self._anchor = self.anchor[self._inside]
         rows = self.matrix.T[self._inside]  # symmetric: its transpose is its rows
-        # The vertices outside that border the zone: their seeds, held, go to the right-hand side.
-        rim = np.flatnonzero(~inside & (np.bincount(rows.indices, minlength=len(inside)) > 0))
-        held, anchor = rows[:, rim], self.anchor[self._inside, None]
-        self._rhs = lambda new: anchor * new[self._inside] - held @ new[rim]
+        self._rim = np.flatnonzero(~inside & (np.bincount(rows.indices, minlength=len(inside)) > 0))
+        self._held = rows[:, self._rim]
         self._solve = _factored(rows[:, self._inside]) if len(self._inside) else (lambda rhs: rhs)
+
+    def _diffusion_lengths(self):
+        """The mesh's edges (the matrix's entries off the diagonal) in diffusion lengths, averaged over their ends."""
+        if self._lengths is None:
+            m = self.matrix
+            i, j = m.indices, np.repeat(np.arange(m.shape[1]), np.diff(m.indptr))
+            lengths = np.hypot(*(self._at[i] - self._at[j]).T) * 0.5 * (self._per_length[i] + self._per_length[j])
+            self._lengths = sparse.csc_matrix((lengths, m.indices, m.indptr), m.shape)
+        return self._lengths
 
 
 def _factored(matrix):
