@@ -167,6 +167,7 @@ class JointBlend:
         to `max_influences` and pruned without jumps (`weights.strongest`)."""
         seeds = np.array(seeds, np.float64)
         if self._seeds is None or self._seeds.shape != seeds.shape:
+            self._mixed = None  # a zone for these seeds alone
             self._factor(seeds)
             self._seeds, self._diffused = seeds, seeds.copy()  # outside the zone: the seeds
             self._diffused[self._inside] = self._solved(seeds)
@@ -178,8 +179,15 @@ class JointBlend:
                 self._seeds[:, changed] = new
                 new[self._inside] = self._solved(new)
                 self._diffused[:, changed] = new
-        weights = self._diffused.copy() if self.interpolation is None else self.interpolation @ self._diffused
-        return strongest(weights, max_influences, prune)
+        if self.interpolation is not None:
+            return strongest(self.interpolation @ self._diffused, max_influences, prune)
+        if self._inside is ALL or prune < self.zone:
+            return strongest(self._diffused.copy(), max_influences, prune)
+        # Outside the zone a second bone's seed is under `zone` of the first's: pruning leaves the first alone.
+        weights = np.zeros_like(self._diffused)
+        weights[self._outside, self._diffused[self._outside].argmax(axis=1)] = 1.0
+        weights[self._inside] = strongest(self._diffused[self._inside], max_influences, prune)
+        return weights
 
     def _solved(self, seeds):
         """The diffused seeds (n, k) on the zone's vertices, solved SOLVE_COLUMNS columns at a time."""
@@ -216,7 +224,7 @@ class JointBlend:
             self._inside, self._anchor = ALL, self.anchor
             self._solve = _factored(self.matrix)
             return
-        self._inside = np.flatnonzero(inside)
+        self._inside, self._outside = np.flatnonzero(inside), np.flatnonzero(~inside)
         self._anchor = self.anchor[self._inside]
         rows = self.matrix.T[self._inside]  # symmetric: its transpose is its rows
         self._rim = np.flatnonzero(~inside & (np.bincount(rows.indices, minlength=len(inside)) > 0))
