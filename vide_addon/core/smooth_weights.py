@@ -56,6 +56,7 @@ FINEST = 0.25
 ZONE = 1e-2
 ZONE_REACH = 4.0
 ZONE_ALL = 0.75  # a zone of more than this fraction of the vertices is all of them (see JointBlend._factor)
+ZONE_GROWN = 0.5  # and so is one where the seeds mix on more than this (the character: 74%, with 100% grown)
 ALL = slice(None)
 # Columns per solve: the triangular solves' dense work then stays in cache. On the comb's zone (34k vertices, 60
 # columns), 8 at a time took 73-84 ms, all 60 at once 134-226 ms, one at a time 205-212 ms.
@@ -213,8 +214,9 @@ class JointBlend:
                 if self._inside is ALL or not (mixed & ~self._mixed).any():
                     return
                 mixed |= self._mixed
-            self._mixed = inside = mixed
-            if np.count_nonzero(mixed) <= ZONE_ALL * len(mixed):
+            self._mixed = mixed
+            inside = np.ones_like(mixed)
+            if np.count_nonzero(mixed) <= ZONE_GROWN * len(mixed):
                 inside = np.isfinite(csgraph.dijkstra(self._diffusion_lengths(), indices=np.flatnonzero(mixed),
                                                       min_only=True, limit=ZONE_REACH))
         elif self._solve is not None:
