@@ -17,8 +17,8 @@ when a joint nearby bends (the sample character's 90° knee, where its cape's he
 triangle resists a gradient as if it were at least FINEST of the median triangle's size: the weights are not
 resolved below that, and a tiny triangle moves with its neighbours.
 
-The matrix is factored once per mesh and bones, and each bone's column is solved on its own, so re-weighting
-after one bone's smoothness changed is one solve. Rows are normalized after the diffusion.
+The matrix is factored once per mesh and bones (Geodesic's zone, below: again when it grows), and each bone's column
+is solved on its own, so re-weighting after one bone's smoothness changed is one solve. Rows are normalized after the diffusion.
 
 Geodesic's seeds are one-hot (within ZONE) over much of a mesh with many bones: along a comb's teeth, a hand's
 fingers. There the diffusion moves nothing (K @ ones = 0), so the blend is solved only on the *zone*: the vertices
@@ -52,7 +52,7 @@ FINEST = 0.25
 # Geodesic's zone (see above): solved only where a second bone's seed reaches this fraction of the largest, and within
 # ZONE_REACH diffusion lengths of there. On the comb of bench/weights.py, with its smoothness and a tenth of it, the
 # largest change in the weights from the solve over every vertex is 4e-7 and 2e-5 at ZONE_REACH 4 (47% and 37% of
-# the vertices solved), 3e-4 and 4e-2 at 2 lengths, 3e-2 and 0.6 at none.
+# the vertices solved), 3e-4 and 1e-2 at 2 lengths (39%, 28%), 3e-2 and 0.6 at none (32%, 8%).
 ZONE = 1e-2
 ZONE_REACH = 4.0
 ZONE_ALL = 0.75  # a zone of more than this fraction of the vertices is all of them (see JointBlend._factor)
@@ -208,10 +208,12 @@ class JointBlend:
         """Factors the matrix on the vertices solved for: all of them, or with `zone` those of the zone, grown to hold
         where `seeds` mix (unless it does already). A zone of most vertices (ZONE_ALL) is all of them."""
         if self.zone:
+            if self._mixed is not None and self._inside is ALL:
+                return
             top = seeds.max(axis=1, keepdims=True)
             mixed = np.count_nonzero(seeds >= self.zone * top, axis=1) >= 2
             if self._mixed is not None:
-                if self._inside is ALL or not (mixed & ~self._mixed).any():
+                if not (mixed & ~self._mixed).any():
                     return
                 mixed |= self._mixed
             self._mixed = mixed
