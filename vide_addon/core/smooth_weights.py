@@ -69,18 +69,17 @@ def cotangent_laplacian(points, tris, finest=0.0, anchor=0.0):
     stiff as one of that size."""
     n = len(points)
     corners = points[tris]
-    longest = longest_edges(corners)
+    sides = np.roll(corners, -1, axis=1) - corners  # side k runs from corner k to corner k + 1
+    longest = np.sqrt(np.einsum("tkd,tkd->tk", sides, sides).max(axis=1))
     finest = finest * np.median(longest) if len(longest) else 0.0
     stiffer = np.maximum(finest / np.maximum(longest, 1e-300), 1.0) ** 2
-    rows, cols, vals = [], [], []
-    for k in range(3):  # the edge opposite corner k, weighted by half the cotangent of the angle at k
-        i, j = tris[:, (k + 1) % 3], tris[:, (k + 2) % 3]
-        u, v = corners[:, (k + 1) % 3] - corners[:, k], corners[:, (k + 2) % 3] - corners[:, k]
-        half_cot = stiffer * 0.5 * np.einsum("ij,ij->i", u, v) / np.maximum(np.abs(np.cross(u, v)), 1e-300)
-        rows += [i, j]
-        cols += [j, i]
-        vals += [-half_cot, -half_cot]
-    rows, cols, vals = np.concatenate(rows), np.concatenate(cols), np.concatenate(vals)
+    twice_area = np.abs(sides[:, 0, 0] * sides[:, 1, 1] - sides[:, 0, 1] * sides[:, 1, 0])
+    # The edge opposite corner k (from corner k + 1 to k + 2) is weighted by half the cotangent of the angle at k,
+    # between side k and side k - 1 reversed.
+    dots = -np.einsum("tkd,tkd->tk", sides, np.roll(sides, 1, axis=1))
+    half_cot = ((0.5 * stiffer / np.maximum(twice_area, 1e-300))[:, None] * dots).ravel()
+    i, j = tris[:, [1, 2, 0]].ravel(), tris[:, [2, 0, 1]].ravel()
+    rows, cols, vals = np.r_[i, j], np.r_[j, i], np.r_[-half_cot, -half_cot]
     # One conversion, duplicates summed: the diagonal is minus the sum of its row's other entries.
     diagonal = np.arange(n)
     return sparse.coo_matrix((np.r_[vals, anchor - np.bincount(rows, vals, n)],
@@ -92,11 +91,6 @@ def lumped_areas(points, tris):
     corners = points[tris]
     area = 0.5 * np.abs(np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0]))
     return np.bincount(tris.ravel(), np.repeat(area / 3.0, 3), len(points))
-
-
-def longest_edges(corners):
-    """Each triangle's longest edge (m,), from its corners (m, 3, 2)."""
-    return np.max([np.hypot(*(corners[:, (k + 1) % 3] - corners[:, k]).T) for k in range(3)], axis=0)
 
 
 def bone_clearance(points, heads, tails):
