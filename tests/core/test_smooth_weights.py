@@ -1,8 +1,9 @@
 """Joint Blending without Blender: the diffused weights are normalized and within Max Influences, no weight moves
 between pieces the mesh does not join and under 1% goes around a gap, a new smoothness solves again only its bone's
 column, and limiting and pruning have no jumps; tiny triangles in an inward corner get no steeper weights than a
-coarse mesh there, a Meshfree C² knee just above a cape's hem bends 90° both ways without folding, and solved on
-Geodesic's thinned nodes the blend keeps these properties and stays near the solve over every vertex."""
+coarse mesh there, a Meshfree C² knee just above a cape's hem bends 90° both ways without folding, solved on
+Geodesic's thinned nodes the blend keeps these properties and stays near the solve over every vertex, and solved only
+on its zone (where the seeds mix) it gives the weights of the solve over every vertex."""
 
 import numpy as np
 import pytest
@@ -10,10 +11,11 @@ from scipy.spatial import Delaunay
 from test_geodesic_and_weights import ELL, LEGS, inside_polygon, polygon_mesh
 from vide_addon.core import bind_weights
 from vide_addon.core.bind_settings import BindSettings
+from vide_addon.core import smooth_weights
 from vide_addon.core.bind_weights import geodesic_weights, joint_blend
 from vide_addon.core.geodesic import Domain, bone_distances
 from vide_addon.core.meshfree_bones import BoneRig
-from vide_addon.core.smooth_weights import (GEODESIC_REACH, JointBlend, bone_clearance, exponential_seeds,
+from vide_addon.core.smooth_weights import (GEODESIC_REACH, ZONE, JointBlend, bone_clearance, exponential_seeds,
                                             meshfree_seeds)
 from vide_addon.core.weights import strongest
 
@@ -27,6 +29,18 @@ def legs(strength=0.4, smoothness=5.0):
     dist, _outside = bone_distances(Domain.from_mesh(pts, tris), HEADS, TAILS)
     blend = JointBlend(pts, tris, HEADS, TAILS, strength, GEODESIC_REACH)
     return pts, tris, dist, blend, exponential_seeds(dist, np.full(3, smoothness))
+
+
+# An arm 300 units long and 20 wide, bent at an elbow a third of the way along: past the elbow's blend, a long stretch of
+# one bone.
+ARM = np.array([(0, 0), (300, 0), (300, 20), (0, 20)], float)
+ARM_HEADS, ARM_TAILS = np.array([[5.0, 10.0], [100.0, 10.0]]), np.array([[100.0, 10.0], [295.0, 10.0]])
+
+
+def arm():
+    pts, tris = polygon_mesh(ARM, 2.0, jitter=0.2)
+    dist, _outside = bone_distances(Domain.from_mesh(pts, tris), ARM_HEADS, ARM_TAILS)
+    return pts, tris, dist
 
 
 def thinned_legs():
@@ -84,6 +98,41 @@ def test_a_new_smoothness_solves_only_that_bones_column_to_the_weights_of_a_fres
     assert solved == [1]
     fresh = JointBlend(pts, tris, HEADS, TAILS, 0.4, GEODESIC_REACH)(again, 4, 0.01)
     assert np.abs(live - fresh).max() < 1e-10
+
+
+@pytest.mark.parametrize("smoothness", [1.0, 5.0])
+def test_blend_solved_on_its_zone_gives_the_weights_of_the_solve_over_every_vertex(smoothness, monkeypatch):
+    """Geodesic's blend is solved only where a second bone's seed is ZONE of the first's or more, and within
+    ZONE_REACH diffusion lengths of there; along the arm that leaves out a third of the vertices or more, which keep their
+    seeds. Its weights (pruned at 1%, as binds are) are within 1e-4 of the solve over every vertex, and the reach is what
+    keeps them there: without it (the zone cut to where the seeds mix) they differ by more than 1e-2."""
+    pts, tris, dist = arm()
+    seeds = exponential_seeds(dist, np.full(2, smoothness))
+    full = JointBlend(pts, tris, ARM_HEADS, ARM_TAILS, 0.4, GEODESIC_REACH)(seeds, 4, 0.01)
+    zoned = JointBlend(pts, tris, ARM_HEADS, ARM_TAILS, 0.4, GEODESIC_REACH, zone=ZONE)
+    w = zoned(seeds, 4, 0.01)
+    assert len(zoned._inside) < 0.67 * len(pts)
+    assert np.abs(w - full).max() < 1e-4
+    monkeypatch.setattr(smooth_weights, "ZONE_REACH", 0.0)
+    tight = JointBlend(pts, tris, ARM_HEADS, ARM_TAILS, 0.4, GEODESIC_REACH, zone=ZONE)(seeds, 4, 0.01)
+    assert np.abs(tight - full).max() > 1e-2
+
+
+def test_a_new_smoothness_that_mixes_further_grows_the_zone_and_solves_only_that_bones_column():
+    """A larger smoothness makes the forearm's seeds mix further along the arm: the zone grows (factored again) and
+    still only that bone's column is solved, to the weights of a fresh blend with the new smoothness within 1e-4."""
+    pts, tris, dist = arm()
+    blend = JointBlend(pts, tris, ARM_HEADS, ARM_TAILS, 0.4, GEODESIC_REACH, zone=ZONE)
+    blend(exponential_seeds(dist, np.full(2, 2.0)), 4, 0.01)
+    before = len(blend._inside)
+    solved = []
+    solve = blend._solved
+    blend._solved = lambda b: solved.append(b.shape[1]) or solve(b)
+    again = exponential_seeds(dist, np.array([2.0, 6.0]))
+    live = blend(again, 4, 0.01)
+    assert solved == [1] and len(blend._inside) > before
+    fresh = JointBlend(pts, tris, ARM_HEADS, ARM_TAILS, 0.4, GEODESIC_REACH, zone=ZONE)(again, 4, 0.01)
+    assert np.abs(live - fresh).max() < 1e-4
 
 
 def test_limiting_and_pruning_change_continuously_with_the_weights():

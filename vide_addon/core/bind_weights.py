@@ -3,8 +3,8 @@ strongest few kept, pruned and normalized. Every bind, re-weight and insertion e
 
 import numpy as np
 
-from .smooth_weights import (GEODESIC_REACH, MESHFREE_SCALE, MESHFREE_WIDTH_FLOOR, JointBlend, exponential_seeds,
-                             meshfree_seeds)
+from .smooth_weights import (GEODESIC_REACH, MESHFREE_SCALE, MESHFREE_WIDTH_FLOOR, ZONE, JointBlend,
+                             exponential_seeds, meshfree_seeds)
 from .weights import falloff_weights, strongest
 
 
@@ -25,7 +25,7 @@ def joint_blend(points, tris, heads, tails, settings, domain=None):
         tri, inside = domain.coarse
         coarse = domain.nodes, tri.simplices[inside], domain.interpolation
     return JointBlend(points, tris, heads, tails, 1.0 / settings.joint_blend, GEODESIC_REACH, outline=outline,
-                      coarse=coarse)
+                      coarse=coarse, zone=ZONE)
 
 
 def finish(weights, blend, settings):

@@ -17,12 +17,21 @@ when a joint nearby bends (the sample character's 90° knee, where its cape's he
 triangle resists a gradient as if it were at least FINEST of the median triangle's size: the weights are not
 resolved below that, and a tiny triangle moves with its neighbours.
 
-The matrix is factored once per mesh and bones, and each bone's column is solved on its own, so re-weighting
-after one bone's smoothness changed is one solve. Rows are normalized after the diffusion.
+The matrix is factored once per mesh and bones (Geodesic's zone, below: again when it grows), and each bone's column
+is solved on its own, so re-weighting after one bone's smoothness changed is one solve. Rows are normalized after the diffusion.
+
+Geodesic's seeds are one-hot (within ZONE) over much of a mesh with many bones: along a comb's teeth, a hand's
+fingers. There the diffusion moves nothing (K @ ones = 0), so the blend is solved only on the *zone*: the vertices
+where a second bone's seed is ZONE or more of the largest, and those within ZONE_REACH diffusion lengths of them
+(d / √strength: the length over which the diffusion's kernel falls by e). The others keep their seeds, and
+hold the zone's edge where they border it. On the comb of bench/weights.py (72k vertices, 60 teeth) that is
+under half the vertices, and the weights differ from the solve over every vertex by under 1e-6 (3e-5 with a
+tenth of the smoothness, whose seeds mix over less and leave more to the diffusion's reach).
 """
 
 import numpy as np
 from scipy import sparse
+from scipy.sparse import csgraph
 from scipy.sparse.linalg import splu
 from scipy.spatial import cKDTree
 
@@ -40,6 +49,18 @@ MESHFREE_POWER = 0.7
 # and poses of bench/deform_quality.py: from 0.1 to 0.6 no triangle in the sample's inward corners folds at its 90°
 # knee any more; at 0.25, p99 σ1/σ2 drops by up to 8% in 5 of the 50 pose/method pairs and rises in none.
 FINEST = 0.25
+# Geodesic's zone (see above): solved only where a second bone's seed reaches this fraction of the largest, and within
+# ZONE_REACH diffusion lengths of there. On the comb of bench/weights.py, with its smoothness and a tenth of it, the
+# largest change in the weights from the solve over every vertex is 4e-7 and 2e-5 at ZONE_REACH 4 (47% and 37% of
+# the vertices solved), 3e-4 and 1e-2 at 2 lengths (39%, 28%), 3e-2 and 0.6 at none (32%, 8%).
+ZONE = 1e-2
+ZONE_REACH = 4.0
+ZONE_ALL = 0.75  # a zone of more than this fraction of the vertices is all of them (see JointBlend._factor)
+ZONE_GROWN = 0.5  # and so is one where the seeds mix on more than this (the character: 74%, with 100% grown)
+ALL = slice(None)
+# Columns per solve: the triangular solves' dense work then stays in cache. On the comb's zone (34k vertices, 60
+# columns), 8 at a time took 73-84 ms, all 60 at once 134-226 ms, one at a time 205-212 ms.
+SOLVE_COLUMNS = 8
 
 
 def cotangent_laplacian(points, tris, finest=0.0, anchor=0.0):
@@ -48,18 +69,17 @@ def cotangent_laplacian(points, tris, finest=0.0, anchor=0.0):
     stiff as one of that size."""
     n = len(points)
     corners = points[tris]
-    longest = longest_edges(corners)
+    sides = np.roll(corners, -1, axis=1) - corners  # side k runs from corner k to corner k + 1
+    longest = np.sqrt(np.einsum("tkd,tkd->tk", sides, sides).max(axis=1))
     finest = finest * np.median(longest) if len(longest) else 0.0
     stiffer = np.maximum(finest / np.maximum(longest, 1e-300), 1.0) ** 2
-    rows, cols, vals = [], [], []
-    for k in range(3):  # the edge opposite corner k, weighted by half the cotangent of the angle at k
-        i, j = tris[:, (k + 1) % 3], tris[:, (k + 2) % 3]
-        u, v = corners[:, (k + 1) % 3] - corners[:, k], corners[:, (k + 2) % 3] - corners[:, k]
-        half_cot = stiffer * 0.5 * np.einsum("ij,ij->i", u, v) / np.maximum(np.abs(np.cross(u, v)), 1e-300)
-        rows += [i, j]
-        cols += [j, i]
-        vals += [-half_cot, -half_cot]
-    rows, cols, vals = np.concatenate(rows), np.concatenate(cols), np.concatenate(vals)
+    twice_area = np.abs(sides[:, 0, 0] * sides[:, 1, 1] - sides[:, 0, 1] * sides[:, 1, 0])
+    # The edge opposite corner k (from corner k + 1 to k + 2) is weighted by half the cotangent of the angle at k,
+    # between side k and side k - 1 reversed.
+    dots = -np.einsum("tkd,tkd->tk", sides, np.roll(sides, 1, axis=1))
+    half_cot = ((0.5 * stiffer / np.maximum(twice_area, 1e-300))[:, None] * dots).ravel()
+    i, j = tris[:, [1, 2, 0]].ravel(), tris[:, [2, 0, 1]].ravel()
+    rows, cols, vals = np.r_[i, j], np.r_[j, i], np.r_[-half_cot, -half_cot]
     # One conversion, duplicates summed: the diagonal is minus the sum of its row's other entries.
     diagonal = np.arange(n)
     return sparse.coo_matrix((np.r_[vals, anchor - np.bincount(rows, vals, n)],
@@ -71,11 +91,6 @@ def lumped_areas(points, tris):
     corners = points[tris]
     area = 0.5 * np.abs(np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0]))
     return np.bincount(tris.ravel(), np.repeat(area / 3.0, 3), len(points))
-
-
-def longest_edges(corners):
-    """Each triangle's longest edge (m,), from its corners (m, 3, 2)."""
-    return np.max([np.hypot(*(corners[:, (k + 1) % 3] - corners[:, k]).T) for k in range(3)], axis=0)
 
 
 def bone_clearance(points, heads, tails):
@@ -114,10 +129,12 @@ class JointBlend:
     diffused weights, averaged over two rings of mesh neighbours (`_smoothed`; those that interpolate from no node
     keep their seeds). On the 63k-vertex hand of bench/weights.py (5,558 nodes) the blend then adds 0.06 to 0.1 s
     to the bind instead of 1.06 s, and its weights differ from the solve over every vertex by 0.023 at the 99th
-    percentile (0.073 at worst)."""
+    percentile (0.073 at worst).
+    With `zone` (Geodesic: ZONE), only the zone is solved (see above); it is factored on the first call, and again
+    when new seeds mix where none did before (the zone only grows: then only the changed columns are solved)."""
 
     def __init__(self, points, tris, heads, tails, strength, reach=0.0, width_floor=WIDTH_FLOOR, outline=None,
-                 coarse=None):
+                 coarse=None, zone=0.0):
         points = np.asarray(points, float)
         tris = np.asarray(tris, np.int64).reshape(-1, 3)
         size = float(np.ptp(points, axis=0).max())
@@ -135,30 +152,98 @@ class JointBlend:
         d = np.clip(d, 1e-3 * size, size)
         mass = np.maximum(lumped_areas(at, tris), 1e-12 * size * size)  # vertices in no triangle keep their weights
         self.anchor = mass * strength / (d * d)
-        # Symmetric positive definite: no pivoting, and a fill-reducing order of A + Aᵀ (half the fill of COLAMD).
-        self._solve = splu(cotangent_laplacian(at, tris, FINEST, self.anchor), permc_spec="MMD_AT_PLUS_A",
-                           diag_pivot_thresh=0.0, options={"SymmetricMode": True}).solve
-        self.reach = reach
-        self._seeds = self._diffused = None
+        self.matrix = cotangent_laplacian(at, tris, FINEST, self.anchor)
+        self.zone, self.reach = zone, reach
+        self._at, self._per_length, self._lengths = at, np.sqrt(strength) / d, None  # diffusion length: d / √strength
+        self._seeds = self._diffused = self._solve = self._mixed = None
 
     def __call__(self, seeds, max_influences, prune):
         """Weights (n, bones) from seeds (at `nodes`, bones; rows need not sum to 1): diffused, normalized, limited
         to `max_influences` and pruned without jumps (`weights.strongest`)."""
         seeds = np.array(seeds, np.float64)
         if self._seeds is None or self._seeds.shape != seeds.shape:
-            self._seeds, self._diffused = np.zeros_like(seeds), np.zeros_like(seeds)
-            changed = np.arange(seeds.shape[1])
+            self._mixed = None  # a zone for these seeds alone
+            self._factor(seeds)
+            self._seeds, self._diffused = seeds, seeds.copy()  # outside the zone: the seeds
+            self._diffused[self._inside] = self._solved(seeds)
         else:
             changed = np.flatnonzero((self._seeds != seeds).any(axis=0))
-        if len(changed):
-            new = seeds[:, changed]
-            diffused = self._solve(self.anchor[:, None] * new)
-            if self.reach:  # only where the bone reaches: its diffused weight fades in as its seed grows to `reach`
-                diffused *= np.clip(new / self.reach, 0.0, 1.0)
-            self._diffused[:, changed] = diffused
-            self._seeds[:, changed] = new
-        weights = self._diffused.copy() if self.interpolation is None else self.interpolation @ self._diffused
-        return strongest(weights, max_influences, prune)
+            if len(changed):
+                self._factor(seeds)
+                new = seeds[:, changed]
+                self._seeds[:, changed] = new
+                new[self._inside] = self._solved(new)
+                self._diffused[:, changed] = new
+        if self.interpolation is not None:
+            return strongest(self.interpolation @ self._diffused, max_influences, prune)
+        if self._inside is ALL or prune < self.zone:
+            return strongest(self._diffused.copy(), max_influences, prune)
+        # Outside the zone a second bone's seed is under `zone` of the first's: pruning leaves the first alone.
+        weights = np.zeros_like(self._diffused)
+        weights[self._outside, self._diffused[self._outside].argmax(axis=1)] = 1.0
+        weights[self._inside] = strongest(self._diffused[self._inside], max_influences, prune)
+        return weights
+
+    def _solved(self, seeds):
+        """The diffused seeds (n, k) on the zone's vertices, solved SOLVE_COLUMNS columns at a time."""
+        inside = seeds[self._inside]
+        rhs = self._anchor[:, None] * inside
+        if self._held is not None:  # the vertices outside that border the zone keep their seeds
+            rhs -= self._held @ seeds[self._rim]
+        solved = np.empty_like(rhs)
+        for i in range(0, rhs.shape[1], SOLVE_COLUMNS):
+            solved[:, i:i + SOLVE_COLUMNS] = self._solve(rhs[:, i:i + SOLVE_COLUMNS])
+        if self.reach:  # only where the bone reaches: its diffused weight fades in as its seed grows to `reach`
+            faint = inside < self.reach
+            solved[faint] *= inside[faint] / self.reach
+        return solved
+
+    def _factor(self, seeds):
+        """Factors the matrix on the vertices solved for: all of them, or with `zone` those of the zone, grown to hold
+        where `seeds` mix (unless it does already). A zone of most vertices (ZONE_ALL) is all of them."""
+        if self.zone:
+            if self._mixed is not None and self._inside is ALL:
+                return
+            top = seeds.max(axis=1, keepdims=True)
+            mixed = np.count_nonzero(seeds >= self.zone * top, axis=1) >= 2
+            if self._mixed is not None:
+                if not (mixed & ~self._mixed).any():
+                    return
+                mixed |= self._mixed
+            self._mixed = mixed
+            inside = np.ones_like(mixed)
+            if np.count_nonzero(mixed) <= ZONE_GROWN * len(mixed):
+                inside = np.isfinite(csgraph.dijkstra(self._diffusion_lengths(), indices=np.flatnonzero(mixed),
+                                                      min_only=True, limit=ZONE_REACH))
+        elif self._solve is not None:
+            return
+        self._held = None
+        if not self.zone or np.count_nonzero(inside) > ZONE_ALL * len(inside):
+            self._inside, self._anchor = ALL, self.anchor
+            self._solve = _factored(self.matrix)
+            return
+        self._inside, self._outside = np.flatnonzero(inside), np.flatnonzero(~inside)
+        self._anchor = self.anchor[self._inside]
+        rows = self.matrix.T[self._inside]  # symmetric: its transpose is its rows
+        self._rim = np.flatnonzero(~inside & (np.bincount(rows.indices, minlength=len(inside)) > 0))
+        self._held = rows[:, self._rim]
+        self._solve = _factored(rows[:, self._inside]) if len(self._inside) else (lambda rhs: rhs)
+
+    def _diffusion_lengths(self):
+        """The mesh's edges (the matrix's entries off the diagonal) in diffusion lengths, averaged over their ends."""
+        if self._lengths is None:
+            m = self.matrix
+            i, j = m.indices, np.repeat(np.arange(m.shape[1]), np.diff(m.indptr))
+            lengths = np.hypot(*(self._at[i] - self._at[j]).T) * 0.5 * (self._per_length[i] + self._per_length[j])
+            self._lengths = sparse.csc_matrix((lengths, m.indices, m.indptr), m.shape)
+        return self._lengths
+
+
+def _factored(matrix):
+    """The solve of a symmetric positive definite sparse matrix: no pivoting, and a fill-reducing order of A + Aᵀ
+    (half the fill of COLAMD)."""
+    return splu(sparse.csc_matrix(matrix), permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0,
+                options={"SymmetricMode": True}).solve
 
 
 def _smoothed(interpolation, tris, n, rounds=2):
@@ -194,9 +279,12 @@ def exponential_seeds(dist, smoothness):
     Rows no bone reaches are 1 everywhere."""
     dist = np.asarray(dist, np.float64)
     nearest = dist.min(axis=1, keepdims=True)
-    nearest[~np.isfinite(nearest)] = 0.0
-    seeds = np.exp(-(dist - nearest) / np.asarray(smoothness, np.float64)[None, :])
-    seeds[~np.isfinite(dist).any(axis=1)] = 1.0
+    unreached = ~np.isfinite(nearest[:, 0])
+    nearest[unreached] = 0.0
+    seeds = np.subtract(dist, nearest)  # in place from here: at 72k vertices and 60 bones each pass is 35 MB
+    seeds *= -1.0 / np.asarray(smoothness, np.float64)[None, :]
+    seeds = np.exp(seeds, out=seeds)
+    seeds[unreached] = 1.0
     return seeds
 
 
