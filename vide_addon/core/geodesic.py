@@ -40,6 +40,7 @@ CELLS_PER_VERTEX = 4  # clearance grid
 VERTEX_LINKS = 8  # nodes each vertex looks at
 BONE_REACH = 6.0  # in node spacings: nodes this close to a bone take their distance straight from it
 VERTEX_REACH = 3.0  # in node spacings: and so do vertices this close
+OUTSIDE_REGIONS = 256  # regions of the clearance grid tested for lying outside the mesh
 
 
 class Stages(dict):
@@ -81,6 +82,7 @@ class Domain:
     interpolation: csr_matrix = None
     wedges: tuple = None  # per corner, for leaving a vertex in a direction (made on the first walk)
     steps: tuple = None  # per side 3 t + k, the next side of its triangle and the side across it (`_side_steps`)
+    outside: np.ndarray = None  # clearance grid cells wholly outside the mesh (`_outside_cells`; on the first test)
 
     @classmethod
     def from_mesh(cls, points, tris, max_nodes=MAX_NODES, links=True, bones=None):
@@ -199,8 +201,10 @@ class Domain:
         ok = np.hypot(*(q - p).T) <= self.clearance[i] + cq
         rest = np.flatnonzero(~ok)
         if len(rest):
-            ok[rest] = self.clear.covers(p[rest], q[rest])
-            rest = rest[~ok[rest]]
+            if self.outside is None:
+                self.outside = self._outside_cells()
+            ok[rest], out = self.clear.covers(p[rest], q[rest], self.outside)
+            rest = rest[~ok[rest] & ~out]
         if len(rest):
             # Within the disk at q the segment is inside: only the part from p to the disk is walked.
             d = p[rest] - q[rest]
@@ -210,6 +214,33 @@ class Domain:
             end = q[rest] + d * (short / np.maximum(length, 1e-300))[:, None]
             ok[rest] = self.walk(i[rest], end, np.where(cut, -1, j[rest]))
         return ok
+
+    def _outside_cells(self):
+        """The cells of the clearance grid wholly outside the mesh, so that a segment through one is known to leave
+        it without a walk (on the comb of bench/weights.py most segments between teeth). Cells whose clearance
+        exceeds the rounding tolerance hold no boundary, and the number of triangles over a point changes only
+        across the boundary, unless triangles fold over or more than two share an edge (then no cell is taken): so
+        each connected region of such cells is covered as often as the winding number of the boundary around
+        any one of its points says, and outside where that is 0. Only the largest regions are tested."""
+        clear = self.clear
+        outside = np.zeros(clear.shape, bool)
+        follow, twin = self.steps
+        flat = self.tris.ravel()
+        inner = np.flatnonzero(twin >= 0)
+        if len(inner) + len(self.boundary) != len(flat) or np.any(flat[twin[inner]] == flat[inner]):
+            return outside
+        label, count = ndimage.label(clear.grid > clear.slack + 2.0 * self.tolerance)
+        if count == 0:
+            return outside
+        size = np.bincount(label.ravel(), minlength=count + 1)[1:]
+        regions = 1 + np.argsort(-size, kind="stable")[:OUTSIDE_REGIONS]
+        cell_of = np.zeros(count + 1, np.int64)
+        cell_of[label.ravel()[::-1]] = np.arange(label.size)[::-1]  # the first cell of each region
+        ij = np.column_stack(np.unravel_index(cell_of[regions], clear.shape))
+        a, b = self.points[self.boundary[:, 0]], self.points[self.boundary[:, 1]]
+        out = np.zeros(count + 1, bool)
+        out[regions] = winding_numbers(clear.lo + (ij + 0.5) * clear.cell, a, b) == 0
+        return out[label]
 
     def walk(self, i, q, j, max_steps=100000):
         """Whether the segment from vertex i to the point q (vertex j, or -1) stays inside the mesh: walked
@@ -416,6 +447,18 @@ def unique_pairs(i, j, m):
     return np.stack([key // m, key % m], axis=1)
 
 
+def winding_numbers(points, a, b):
+    """How many times the directed edges a[i]-b[i] wind counter-clockwise round each point (few points: the
+    work is points times edges), counting the edges that cross the ray from the point in +x, up or down."""
+    py = points[:, 1, None]
+    up, down = (a[:, 1] <= py) & (b[:, 1] > py), (b[:, 1] <= py) & (a[:, 1] > py)
+    k, e = np.nonzero(up | down)
+    # > 0: the point lies left of a-b
+    left = (b[e, 0] - a[e, 0]) * (points[k, 1] - a[e, 1]) - (points[k, 0] - a[e, 0]) * (b[e, 1] - a[e, 1])
+    turns = np.where(up[k, e], left > 0, -(left < 0).astype(np.int64))
+    return np.bincount(k, weights=turns, minlength=len(points)).astype(np.int64)
+
+
 def _cross(u, v):
     """z of the cross product of rows of u and v: positive where v turns left of u."""
     return u[:, 0] * v[:, 1] - u[:, 1] * v[:, 0]
@@ -504,21 +547,26 @@ class Clearance:
     def at(self, pts):
         """Lower bounds (n,) of the distance from each point (n, 2) to the mesh's boundary (off the grid: at
         the nearest cell, less the way there)."""
-        ij, off = self._cells(pts)
+        return self._clearance(pts, *self._cells(pts))
+
+    def _clearance(self, pts, ij, off):
+        """`at`, given the points' cells."""
         c = self.grid[ij[:, 0], ij[:, 1]] - self.slack
         if off.any():
             far = pts[off]
             c[off] -= np.hypot(*np.maximum(np.maximum(self.lo - far, far - (self.lo + self.shape * self.cell)), 0.0).T)
         return np.maximum(c, 0.0, out=c)
 
-    def covers(self, p, q, samples=6):
+    def covers(self, p, q, outside, samples=6):
         """Whether the disks of clearance at points along each segment p-q cover it (so it is inside,
-        given that p is)."""
+        given that p is), and whether one of the points lies in a cell of `outside` (so it leaves the mesh)."""
         t = np.linspace(0.0, 1.0, samples)
-        along = p[:, None, :] + t[None, :, None] * (q - p)[:, None, :]
-        c = self.at(along.reshape(-1, 2)).reshape(len(p), samples)
+        along = (p[:, None, :] + t[None, :, None] * (q - p)[:, None, :]).reshape(-1, 2)
+        ij, off = self._cells(along)
+        c = self._clearance(along, ij, off).reshape(len(p), samples)
+        out = (outside[ij[:, 0], ij[:, 1]] & ~off).reshape(len(p), samples).any(axis=1)
         step = np.hypot(*(q - p).T) / (samples - 1)
-        return (c[:, :-1] + c[:, 1:] >= step[:, None]).all(axis=1)
+        return (c[:, :-1] + c[:, 1:] >= step[:, None]).all(axis=1), out
 
 
 def _thin(domain, area, max_nodes):
