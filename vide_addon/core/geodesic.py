@@ -9,7 +9,8 @@ carried from triangle to triangle. With few vertices, or few vertices times bone
 and the triangles are the mesh's. Otherwise the nodes are thinned to at most `MAX_NODES` (the reflex
 corners, the boundary and the interior about a spacing apart), so the time per bone does not grow with the
 mesh, and the triangles are their Delaunay triangles that lie inside the mesh. Whether a segment lies inside
-is known exactly: disks of clearance cover it, or walking the triangles it crosses never meets the outline.
+is known exactly: it is if disks of clearance cover it, not if a cell known to lie outside the mesh holds a point
+of it, and otherwise if walking the triangles it crosses never meets the outline.
 Each bone is a source linked straight to the nodes near it that see it; scipy's Dijkstra spreads its
 distance over the nodes. The other vertices interpolate it inside a triangle of nodes, or step straight
 from a node they see, and those near a bone take their distance straight from it where interpolation would
