@@ -267,7 +267,7 @@ class Domain:
         in_q = side = np.empty(0, np.int64)
         for _ in range(max_steps):
             if len(at_q):
-                seen, go_q, go_side, at_q, at_v = self._leave_vertex(at_q, at_v, p, q, j, unit)
+                seen, go_q, go_side, at_q, at_v = self._leave_vertex(at_q, at_v, (x, y, ux, uy, qx, qy), j)
                 ok[seen] = True
                 in_q, side = np.concatenate([in_q, go_q]), np.concatenate([side, go_side])
             if len(in_q) == 0:
@@ -297,41 +297,44 @@ class Domain:
             side = np.where(lw > 0, k1, k2)[step]
         return ok
 
-    def _leave_vertex(self, qs, a, p, q, j, unit):
+    def _leave_vertex(self, qs, a, columns, j):
         """From vertex a[k] towards q[qs[k]]: the queries that arrive within a triangle at a (visible), those
         that go into a triangle (query, side to cross as 3 triangle + side), and those that run exactly
-        through a neighbouring vertex (query, vertex). Any other runs out of the mesh here."""
-        pts, tol = self.points, self.tolerance
+        through a neighbouring vertex (query, vertex). Any other runs out of the mesh here. `columns`: the
+        vertices' coordinates, the queries' unit directions and targets, as columns (x, y, ux, uy, qx, qy)."""
+        (x, y, ux, uy, qx, qy), tol = columns, self.tolerance
         if self.wedges is None:
             self._wedges()
         start, opening, after, before = self.wedges
         # The corner at a whose wedge holds the direction (or, if none does, the nearest one).
         lo, count = self.star.indptr[a], self.star_count[a]
+        end = np.cumsum(count)
         row = np.repeat(np.arange(len(a)), count)
-        corner = self.star.indices[np.repeat(lo - np.cumsum(count) + count, count) + np.arange(len(row))]
+        corner = self.star.indices[np.repeat(lo - end + count, count) + np.arange(len(row))]
         if len(row) == 0:
             none = np.empty(0, np.int64)
             return none, none, none, none, none
-        turn = np.mod(_pseudo_angle(unit[qs])[row] - start[corner], 4.0)
+        turn = np.mod(_pseudo_angle_xy(ux[qs], uy[qs])[row] - start[corner], 4.0)
         miss = np.maximum(turn - opening[corner], 0.0)
         miss = np.minimum(miss, 4.0 - turn)
         has = np.flatnonzero(count > 0)
-        first = np.cumsum(count)[has] - count[has]
-        best = np.minimum.reduceat(miss, first)
+        best = np.minimum.reduceat(miss, end[has] - count[has])
         pick = np.flatnonzero(miss == np.repeat(best, count[has]))
         pick = pick[np.r_[True, row[pick][1:] != row[pick][:-1]]]
         c, query = corner[pick], qs[row[pick]]
         u, v = after[c], before[c]
-        pa, dq, target = pts[a[row[pick]]], unit[query], j[query]
-        to_u, to_v = pts[u] - pa, pts[v] - pa
-        lu, lv = _cross(dq, to_u), _cross(dq, to_v)
+        at, dx, dy, target = a[row[pick]], ux[query], uy[query], j[query]
+        ux_, uy_, vx, vy = x[u] - x[at], y[u] - y[at], x[v] - x[at], y[v] - y[at]  # from the vertex to u and v
+        lu, lv = dx * uy_ - dy * ux_, dx * vy - dy * vx  # _cross, on columns
         arrive = (target == u) | (target == v)
         point = np.flatnonzero(target < 0)
-        arrive[point] = (lu[point] <= tol) & (lv[point] >= -tol) & _left_of(pts[u[point]], pts[v[point]],
-                                                                         q[query[point]], tol)
+        if len(point):
+            pu, pv, pq = u[point], v[point], query[point]
+            arrive[point] = (lu[point] <= tol) & (lv[point] >= -tol) & _left_of_xy(x[pu], y[pu], x[pv], y[pv], qx[pq],
+                                                                                 qy[pq], tol)
         into = ~arrive & (lu < -tol) & (lv > tol)
-        ahead_u = (np.abs(lu) <= tol) & ((dq * to_u).sum(axis=1) > 0)
-        ahead_v = (np.abs(lv) <= tol) & ((dq * to_v).sum(axis=1) > 0)
+        ahead_u = (np.abs(lu) <= tol) & (dx * ux_ + dy * uy_ > 0)
+        ahead_v = (np.abs(lv) <= tol) & (dx * vx + dy * vy > 0)
         via = ~arrive & ~into & (ahead_u | ahead_v)
         k = c % 3
         return (query[arrive], query[into], (c - k + (k + 1) % 3)[into], query[via],
@@ -479,24 +482,14 @@ def _cross(u, v):
     return u[:, 0] * v[:, 1] - u[:, 1] * v[:, 0]
 
 
-def _left_of(a, b, x, tol):
-    """Whether each point x lies left of the line a-b, or within tol of it."""
-    return _cross(b - a, x - a) >= -tol * np.hypot(*(b - a).T)
-
-
 def _left_of_xy(ax, ay, bx, by, x, y, tol):
-    """`_left_of` on coordinate columns."""
+    """Whether each point (x, y) lies left of the line a-b, or within tol of it (all as coordinate columns)."""
     dx, dy = bx - ax, by - ay
     return dx * (y - ay) - dy * (x - ax) >= -tol * np.hypot(dx, dy)
 
 
-def _pseudo_angle(d):
-    """A cheap stand-in for the direction angle of each row of d, in [0, 4), increasing with the angle."""
-    return _pseudo_angle_xy(d[:, 0], d[:, 1])
-
-
 def _pseudo_angle_xy(x, y):
-    """`_pseudo_angle` of directions given as coordinate columns."""
+    """A cheap stand-in for the angle of each direction (x, y), in [0, 4), increasing with the angle."""
     r = x / np.maximum(np.abs(x) + np.abs(y), 1e-300)
     return np.where(y >= 0, 1.0 - r, 3.0 + r)
 
