@@ -272,3 +272,47 @@ def test_a_bone_outside_the_mesh_nearest_a_loose_vertex_still_weights_the_neares
     dist, outside = bone_distances(Domain.from_mesh(pts, tris), heads, tails)
     assert list(outside) == [False, True]
     assert np.isfinite(dist[:-1, 1]).all(), "the outside bone reaches the whole mesh"
+
+
+def segments_and_cells(domain, count, seed=0):
+    """Random vertex-to-vertex segments, whether each has a point in a cell taken as outside (what spares its walk),
+    and the corners of those cells."""
+    rng = np.random.default_rng(seed)
+    i, j = rng.integers(0, len(domain.points), (2, count))
+    domain.outside = domain._outside_cells()
+    _covered, out = domain.clear.covers(domain.points[i], domain.points[j], domain.outside)
+    cells = np.argwhere(domain.outside)
+    corners = domain.clear.lo + (cells[:, None, :] + [[0, 0], [0, 1], [1, 0], [1, 1]]) * domain.clear.cell
+    return i, j, out, corners.reshape(-1, 2)
+
+
+def test_cells_taken_as_outside_lie_outside_and_only_segments_the_walk_blocks_go_through_them():
+    pts, tris = polygon_mesh(LEGS, 2.0)
+    domain = Domain.from_mesh(pts, tris, links=False)
+    i, j, out, corners = segments_and_cells(domain, 4000)
+    assert not inside_polygon(corners, LEGS).any()
+    gap = domain.clear._cells(np.array([42.0]), np.array([50.0]))[0]
+    assert domain.outside.ravel()[gap].all(), "the gap between the legs is known to be outside"
+    assert out.sum() > 100
+    assert not domain.walk(i[out], pts[j[out]], j[out]).any()
+
+
+def test_overlapping_islands_or_a_folded_sheet_leave_no_cell_outside_the_mesh():
+    """Where two islands overlap, the outline crosses itself: an even-odd test would put the overlap outside. A
+    sheet folded back over the square along its right side leaves that side out of the outline: the winding
+    number there would be 0."""
+    square = np.array([(0, 0), (40, 0), (40, 40), (0, 40)], float)
+    pts, tris = polygon_mesh(square, 2.0)
+    both = np.vstack([pts, pts + 20.0]), np.vstack([tris, tris + len(pts)])
+    domain = Domain.from_mesh(*both, links=False)
+    i, j, out, corners = segments_and_cells(domain, 4000)
+    assert len(corners) and not inside_polygon(corners, square).any() and not inside_polygon(corners - 20, square).any()
+    assert not domain.walk(i[out], domain.points[j[out]], j[out]).any()
+    folded = pts.copy()
+    folded[:, 0] = 40.0 - 0.5 * (40.0 - folded[:, 0])  # on the same side of the fold, x from 20 to 40
+    fold = np.flatnonzero(pts[:, 0] == 40.0)
+    index = np.arange(len(pts)) + len(pts)
+    index[fold] = fold  # the second sheet shares the vertices of the fold
+    domain = Domain.from_mesh(np.vstack([pts, folded]), np.vstack([tris, index[tris]]), links=False)
+    i, j, out, corners = segments_and_cells(domain, 10)
+    assert not inside_polygon(corners, square).any()
