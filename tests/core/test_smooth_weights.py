@@ -31,8 +31,8 @@ def legs(strength=0.4, smoothness=5.0):
     return pts, tris, dist, blend, exponential_seeds(dist, np.full(3, smoothness))
 
 
-# An arm 300 units long and 20 wide, bent at an elbow a third of the way along: past the elbow's blend, a long stretch of
-# one bone.
+# An arm 300 units long and 20 wide, bent at an elbow a third of the way along: past the elbow's blend, a long
+# stretch of one bone.
 ARM = np.array([(0, 0), (300, 0), (300, 20), (0, 20)], float)
 ARM_HEADS, ARM_TAILS = np.array([[5.0, 10.0], [100.0, 10.0]]), np.array([[100.0, 10.0], [295.0, 10.0]])
 
@@ -103,9 +103,9 @@ def test_a_new_smoothness_solves_only_that_bones_column_to_the_weights_of_a_fres
 @pytest.mark.parametrize("smoothness", [1.0, 5.0])
 def test_blend_solved_on_its_zone_gives_the_weights_of_the_solve_over_every_vertex(smoothness, monkeypatch):
     """Geodesic's blend is solved only where a second bone's seed is ZONE of the first's or more, and within
-    ZONE_REACH diffusion lengths of there; along the arm that leaves out a third of the vertices or more, which keep their
-    seeds. Its weights (pruned at 1%, as binds are) are within 1e-4 of the solve over every vertex, and the reach is what
-    keeps them there: without it (the zone cut to where the seeds mix) they differ by more than 1e-2."""
+    ZONE_REACH diffusion lengths of there; along the arm that leaves out a third of the vertices or more, which keep
+    their seeds. Its weights (pruned at 1%, as binds are) are within 1e-4 of the solve over every vertex, and the reach
+    is what keeps them there: without it (the zone cut to where the seeds mix) they differ by more than 1e-2."""
     pts, tris, dist = arm()
     seeds = exponential_seeds(dist, np.full(2, smoothness))
     full = JointBlend(pts, tris, ARM_HEADS, ARM_TAILS, 0.4, GEODESIC_REACH)(seeds, 4, 0.01)

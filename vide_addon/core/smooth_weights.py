@@ -18,7 +18,8 @@ triangle resists a gradient as if it were at least FINEST of the median triangle
 resolved below that, and a tiny triangle moves with its neighbours.
 
 The matrix is factored once per mesh and bones (Geodesic's zone, below: again when it grows), and each bone's column
-is solved on its own, so re-weighting after one bone's smoothness changed is one solve. Rows are normalized after the diffusion.
+is solved on its own, so re-weighting after one bone's smoothness changed is one solve. Rows are normalized after the
+diffusion.
 
 Geodesic's seeds are one-hot (within ZONE) over much of a mesh with many bones: along a comb's teeth, a hand's
 fingers. There the diffusion moves nothing (K @ ones = 0), so the blend is solved only on the *zone*: the vertices
