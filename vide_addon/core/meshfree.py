@@ -70,7 +70,7 @@ class Samples:
         seen = step <= domain.clearance[:, None] + clear[near]
         rest = np.flatnonzero(~seen.ravel())
         seen.ravel()[rest] = outline.straight(domain.points[rest // k], pts[near.ravel()[rest]], rest // k,
-                                              clear_q=clear[near.ravel()[rest]])
+                                              domain.clearance[rest // k], clear[near.ravel()[rest]])
         step[~seen] = np.inf
         _along_edges(domain, near, step)
         looked_at = coo_matrix((np.ones(near.size), (near.ravel(), np.repeat(verts, k))),
