@@ -64,7 +64,7 @@ class Samples:
         tree = cKDTree(pts)
         graph = _link_graph(outline, tree, clear, LINK_RADIUS * spacing)
         k = min(K_NEIGHBOURS, len(pts))
-        step, near = tree.query(domain.points, k=k, workers=-1)  # every core: the same answers
+        step, near = tree.query(domain.points, k=k)
         step, near = step.reshape(-1, k), near.reshape(-1, k)
         verts = np.arange(len(domain.points))
         # A vertex sees a sample when their clear disks cover the step between them, else when the step stays inside.
@@ -166,7 +166,7 @@ def _sees_any(outline, pts, clear, targets, radius):
     nearest is tried first (inside if the clear disks of both ends cover the step; `clear`: lower bounds of
     the points' distances to the outline), the others only for the points that do not see it."""
     tree = cKDTree(targets)
-    gap, nearest = tree.query(pts, workers=-1)
+    gap, nearest = tree.query(pts)
     seen = gap <= radius
     target_clear = outline.domain.clear.at(targets)
     test = np.flatnonzero(seen & (gap > clear + target_clear[nearest]))
