@@ -10,7 +10,8 @@ from .weights import falloff_weights, strongest
 
 def joint_blend(points, tris, heads, tails, settings, domain=None):
     """Joint Blending factored for this mesh and these bones (for Meshfree C², its handles and joints:
-    BoneRig.held), or None when it is off. A `Domain` of the mesh, when the method has one, gives the outline's
+    BoneRig.held), or None when it is off, solved on its zone (`JointBlend`). A `Domain` of the mesh, when the
+    method has one, gives the outline's
     vertices. Geodesic's also gives its thinned nodes: where they are closer together than the vertices are to the
     outline on average (limbs 4 or more nodes wide), the blend is solved on them (`JointBlend`'s `coarse`); thinned
     further, it would blur the joints."""
@@ -19,7 +20,7 @@ def joint_blend(points, tris, heads, tails, settings, domain=None):
     outline = None if domain is None else np.flatnonzero(domain.on_boundary)
     if settings.method == 'MESHFREE':
         return JointBlend(points, tris, heads, tails, 1.0 / (MESHFREE_SCALE * settings.joint_blend),
-                          width_floor=MESHFREE_WIDTH_FLOOR, outline=outline)
+                          width_floor=MESHFREE_WIDTH_FLOOR, outline=outline, zone=ZONE)
     coarse = None
     if domain is not None and domain.interpolation is not None and domain.spacing <= domain.clearance.mean():
         tri, inside = domain.coarse

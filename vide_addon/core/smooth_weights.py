@@ -17,17 +17,18 @@ when a joint nearby bends (the sample character's 90° knee, where its cape's he
 triangle resists a gradient as if it were at least FINEST of the median triangle's size: the weights are not
 resolved below that, and a tiny triangle moves with its neighbours.
 
-The matrix is factored once per mesh and bones (Geodesic's zone, below: again when it grows), and each bone's column
+The matrix is factored once per mesh and bones (its zone, below: again when it grows), and each bone's column
 is solved on its own, so re-weighting after one bone's smoothness changed is one solve. Rows are normalized after the
 diffusion.
 
-Geodesic's seeds are one-hot (within ZONE) over much of a mesh with many bones: along a comb's teeth, a hand's
-fingers. There the diffusion moves nothing (K @ ones = 0), so the blend is solved only on the *zone*: the vertices
-where a second bone's seed is ZONE or more of the largest, and those within ZONE_REACH diffusion lengths of them
-(d / √strength: the length over which the diffusion's kernel falls by e). The others keep their seeds, and
-hold the zone's edge where they border it. On the comb of bench/weights.py (72k vertices, 60 teeth) that is
-under half the vertices, and the weights differ from the solve over every vertex by under 1e-6 (3e-5 with a
-tenth of the smoothness, whose seeds mix over less and leave more to the diffusion's reach).
+The seeds are one-hot (within ZONE) over much of a mesh with many bones, along a comb's teeth or a hand's fingers:
+Geodesic's fall off exponentially, Meshfree C²'s are 1 where one bone's support is alone. There the diffusion moves
+nothing (K @ ones = 0), so the blend is solved only on the *zone*: the vertices where a second bone's seed is ZONE or
+more of the largest, and those within ZONE_REACH diffusion lengths of them (d / √strength: the length over which the
+diffusion's kernel falls by e). The others keep their seeds, and hold the zone's edge where they border it. On the
+comb of bench/weights.py (72k vertices, 60 teeth) that is under half the vertices, and the weights differ from the
+solve over every vertex by under 1e-6 (3e-5 with a tenth of the smoothness, whose seeds mix over less and leave more
+to the diffusion's reach); with Meshfree C², 65% of its vertices and 2e-6.
 """
 
 from functools import partial
@@ -133,7 +134,7 @@ class JointBlend:
     keep their seeds). On the 63k-vertex hand of bench/weights.py (5,558 nodes) the blend then adds 0.06 to 0.1 s
     to the bind instead of 1.06 s, and its weights differ from the solve over every vertex by 0.023 at the 99th
     percentile (0.073 at worst).
-    With `zone` (Geodesic: ZONE), only the zone is solved (see above); it is factored on the first call, and again
+    With `zone` (ZONE), only the zone is solved (see above); it is factored on the first call, and again
     when new seeds mix where none did before (the zone only grows: then only the changed columns are solved)."""
 
     def __init__(self, points, tris, heads, tails, strength, reach=0.0, width_floor=WIDTH_FLOOR, outline=None,
