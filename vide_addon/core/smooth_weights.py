@@ -31,8 +31,6 @@ solve over every vertex by under 1e-6 (3e-5 with a tenth of the smoothness, whos
 to the diffusion's reach); with Meshfree C², 65% of its vertices and 2e-6.
 """
 
-from functools import partial
-
 import numpy as np
 from scipy import sparse
 from scipy.sparse import csgraph
@@ -62,8 +60,10 @@ ZONE_REACH = 4.0
 ZONE_ALL = 0.75  # a zone of more than this fraction of the vertices is all of them (see JointBlend._factor)
 ZONE_GROWN = 0.5  # and so is one where the seeds mix on more than this (the character: 74%, with 100% grown)
 ALL = slice(None)
-# Columns per solve: the triangular solves' dense work then stays in cache. On the comb's zone (34k vertices, 60
-# columns), 8 at a time took 73-84 ms, all 60 at once 134-226 ms, one at a time 205-212 ms.
+# Columns per solve: the triangular solves' dense work then stays in cache, and SuperLU's block updates do not go to
+# threaded BLAS. On the comb's zone (34k vertices, 60 columns), 8 at a time took 73-84 ms, all 60 at once 134-226 ms,
+# one at a time 205-212 ms; with BLAS on both cores 8 at a time took 181 ms and all at once 921 ms (solving Aᵀx = b
+# instead, which avoids the block updates: 182 and 187 ms, and 183 ms for 8 at a time on one core).
 SOLVE_COLUMNS = 8
 
 
@@ -245,12 +245,9 @@ class JointBlend:
 
 def _factored(matrix):
     """The solve of a symmetric positive definite sparse matrix: no pivoting, and a fill-reducing order of A + Aᵀ
-    (half the fill of COLAMD). Solved as Aᵀ x = b (the same system): on the 72k comb of bench/weights.py, SuperLU
-    solved its 60 columns over every vertex in 0.24 s that way, 0.4 to 1.5 s the other way, whose block updates call
-    threaded BLAS (0.26 s on one thread)."""
-    lu = splu(sparse.csc_matrix(matrix), permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0,
-              options={"SymmetricMode": True})
-    return partial(lu.solve, trans="T")
+    (half the fill of COLAMD)."""
+    return splu(sparse.csc_matrix(matrix), permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0,
+                options={"SymmetricMode": True}).solve
 
 
 def _smoothed(interpolation, tris, n, rounds=2):
