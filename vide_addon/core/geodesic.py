@@ -225,23 +225,21 @@ class Domain:
         each connected region of such cells is covered as often as the winding number of the boundary around
         any one of its points says, and outside where that is 0. Only the largest regions are tested."""
         clear = self.clear
-        outside = np.zeros(clear.shape, bool)
-        follow, twin = self.steps
-        flat = self.tris.ravel()
-        inner = np.flatnonzero(twin >= 0)
-        if len(inner) + len(self.boundary) != len(flat) or np.any(flat[twin[inner]] == flat[inner]):
-            return outside
         label, count = ndimage.label(clear.grid > clear.slack + 2.0 * self.tolerance)
-        if count == 0:
-            return outside
-        size = np.bincount(label.ravel(), minlength=count + 1)[1:]
+        flat_label = label.ravel()
+        size = np.bincount(flat_label, minlength=count + 1)[1:]
         regions = 1 + np.argsort(-size, kind="stable")[:OUTSIDE_REGIONS]
         cell_of = np.zeros(count + 1, np.int64)
-        cell_of[label.ravel()[::-1]] = np.arange(label.size)[::-1]  # the first cell of each region
+        cell_of[flat_label] = np.arange(label.size)  # a cell of each region
         ij = np.column_stack(np.unravel_index(cell_of[regions], clear.shape))
         a, b = self.points[self.boundary[:, 0]], self.points[self.boundary[:, 1]]
         out = np.zeros(count + 1, bool)
         out[regions] = winding_numbers(clear.lo + (ij + 0.5) * clear.cell, a, b) == 0
+        twin, flat = self.steps[1], self.tris.ravel()
+        inner = twin >= 0
+        if not out.any() or np.count_nonzero(inner) + len(self.boundary) != len(flat) \
+                or np.any(inner & (flat[np.maximum(twin, 0)] == flat)):
+            return np.zeros(clear.shape, bool)
         return out[label]
 
     def walk(self, i, q, j, max_steps=100000):
