@@ -283,9 +283,12 @@ class Domain:
             point = np.flatnonzero(target < 0)
             if len(point):  # a point target inside the new triangle (v, u, w): left of sides u-w and w-v
                 at, wx, wy = in_q[point], wx[point], wy[point]
-                u, v = flat[k1[point]], flat[twin[side[point]]]
-                arrive[point] = (_left_of_xy(x[u], y[u], wx, wy, qx[at], qy[at], tol)
-                                 & _left_of_xy(wx, wy, x[v], y[v], qx[at], qy[at], tol))
+                u, v, tx, ty = flat[k1[point]], flat[twin[side[point]]], qx[at], qy[at]
+                inside = _left_of_xy(x[u], y[u], wx, wy, tx, ty, tol)
+                left = np.flatnonzero(inside)  # and of the other side, only there
+                v = v[left]
+                inside[left] = _left_of_xy(wx[left], wy[left], x[v], y[v], tx[left], ty[left], tol)
+                arrive[point] = inside
             ok[in_q[arrive]] = True
             through = ~arrive & (np.abs(lw) <= tol)
             if through.any():
@@ -483,7 +486,12 @@ def _cross(u, v):
 def _left_of_xy(ax, ay, bx, by, x, y, tol):
     """Whether each point (x, y) lies left of the line a-b, or within tol of it (all as coordinate columns)."""
     dx, dy = bx - ax, by - ay
-    return dx * (y - ay) - dy * (x - ax) >= -tol * np.hypot(dx, dy)
+    cross = dx * (y - ay) - dy * (x - ax)
+    left = cross >= 0.0
+    # The tolerance matters only within tol (|dx| + |dy|) >= tol |b - a| of the line: the length only there.
+    near = np.flatnonzero(~left & (cross >= -tol * (np.abs(dx) + np.abs(dy))))
+    left[near] = cross[near] >= -tol * np.hypot(dx[near], dy[near])
+    return left
 
 
 def _pseudo_angle_xy(x, y):
