@@ -859,6 +859,7 @@ def segment_distance(points, a, b):
     """Euclidean distance from points (n, 2) to the segment a-b (one, or one per point), and the closest
     points on it."""
     ab = b - a
-    t = np.clip(np.sum((points - a) * ab, axis=-1) / np.maximum(np.sum(ab * ab, axis=-1), 1e-300), 0.0, 1.0)
+    (x, y), (ax, ay), (abx, aby) = points.T, a.T, ab.T  # on columns: sums of two rows are slow
+    t = np.clip(((x - ax) * abx + (y - ay) * aby) / np.maximum(abx * abx + aby * aby, 1e-300), 0.0, 1.0)
     foot = a + t[:, None] * ab
-    return np.hypot(*(points - foot).T), foot
+    return np.hypot(x - foot[:, 0], y - foot[:, 1]), foot
