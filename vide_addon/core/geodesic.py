@@ -81,7 +81,7 @@ class Domain:
     coarse: tuple = None  # the Delaunay triangulation of thinned nodes, and which of its triangles are inside
     # (n, nodes) with thinned nodes: each vertex as a blend of nodes (rows sum to 1; empty: it sees no node)
     interpolation: csr_matrix = None
-    wedges: tuple = None  # per corner, for leaving a vertex in a direction (made on the first walk)
+    wedges: tuple = None  # per corner, for leaving a vertex in a direction (`_wedges`; made as walks need them)
     steps: tuple = None  # per side 3 t + k, the next side of its triangle and the side across it (`_side_steps`)
     crossings: tuple = None  # per side, the vertex across it and the next sides (`_crossings`; on the first walk)
     outside: np.ndarray = None  # clearance grid cells wholly outside the mesh (`_outside_cells`; on the first test)
@@ -304,9 +304,6 @@ class Domain:
         through a neighbouring vertex (query, vertex). Any other runs out of the mesh here. `columns`: the
         vertices' coordinates, the queries' unit directions and targets, as columns (x, y, ux, uy, qx, qy)."""
         (x, y, ux, uy, qx, qy), tol = columns, self.tolerance
-        if self.wedges is None:
-            self._wedges()
-        start, opening, after, before = self.wedges
         # The corner at a whose wedge holds the direction (or, if none does, the nearest one).
         lo, count = self.star.indptr[a], self.star_count[a]
         end = np.cumsum(count)
@@ -315,15 +312,17 @@ class Domain:
         if len(row) == 0:
             none = np.empty(0, np.int64)
             return none, none, none, none, none
-        turn = np.mod(_pseudo_angle_xy(ux[qs], uy[qs])[row] - start[corner], 4.0)
-        miss = np.maximum(turn - opening[corner], 0.0)
+        start, opening = self._wedges(corner, x, y)
+        turn = np.mod(_pseudo_angle_xy(ux[qs], uy[qs])[row] - start, 4.0)
+        miss = np.maximum(turn - opening, 0.0)
         miss = np.minimum(miss, 4.0 - turn)
         has = np.flatnonzero(count > 0)
         best = np.minimum.reduceat(miss, end[has] - count[has])
         pick = np.flatnonzero(miss == np.repeat(best, count[has]))
         pick = pick[np.r_[True, row[pick][1:] != row[pick][:-1]]]
         c, query = corner[pick], qs[row[pick]]
-        u, v = after[c], before[c]
+        follow, flat = self.steps[0], self.tris.ravel()
+        u, v = flat[follow[c]], flat[follow[follow[c]]]  # the vertices after and before it
         at, dx, dy, target = a[row[pick]], ux[query], uy[query], j[query]
         ux_, uy_, vx, vy = x[u] - x[at], y[u] - y[at], x[v] - x[at], y[v] - y[at]  # from the vertex to u and v
         lu, lv = dx * uy_ - dy * ux_, dx * vy - dy * vx  # _cross, on columns
@@ -341,17 +340,23 @@ class Domain:
         return (query[arrive], query[into], (c - k + (k + 1) % 3)[into], query[via],
                 np.where(ahead_u, u, v)[via])
 
-    def _wedges(self):
-        """Per corner (3 triangle + corner): the direction from its vertex along the next side and how far
-        the triangle opens from there counter-clockwise (as pseudo-angles), and the vertices that follow it
-        and precede it."""
-        flat = self.tris.ravel()
-        after, before = self.tris[:, [1, 2, 0]].ravel(), self.tris[:, [2, 0, 1]].ravel()
-        x, y = (np.ascontiguousarray(c) for c in self.points.T)  # gathers from columns: twice as fast
-        ax, ay = x[flat], y[flat]
-        start = _pseudo_angle_xy(x[after] - ax, y[after] - ay)
-        opening = np.mod(_pseudo_angle_xy(x[before] - ax, y[before] - ay) - start, 4.0)
-        self.wedges = (start, opening, after, before)
+    def _wedges(self, corner, x, y):
+        """Per corner (3 triangle + corner) of `corner`: the direction from its vertex along the next side and how
+        far the triangle opens from there counter-clockwise (as pseudo-angles), from the vertices' coordinate
+        columns x, y. Each corner's are made the first time it is asked for: walks leave few of the vertices."""
+        if self.wedges is None:
+            self.wedges = (np.empty(self.tris.size), np.empty(self.tris.size), np.zeros(self.tris.size, bool))
+        start, opening, done = self.wedges
+        new = corner[~done[corner]]
+        if len(new):
+            follow, flat = self.steps[0], self.tris.ravel()
+            after = follow[new]
+            at, after, before = flat[new], flat[after], flat[follow[after]]
+            ax, ay = x[at], y[at]
+            start[new] = _pseudo_angle_xy(x[after] - ax, y[after] - ay)
+            opening[new] = np.mod(_pseudo_angle_xy(x[before] - ax, y[before] - ay) - start[new], 4.0)
+            done[new] = True
+        return start[corner], opening[corner]
 
     def _leaves_inward(self, i, d):
         """Whether direction d from vertex i (or from no vertex, i = -1) points into the mesh."""
