@@ -316,3 +316,21 @@ def test_overlapping_islands_or_a_folded_sheet_leave_no_cell_outside_the_mesh():
     domain = Domain.from_mesh(np.vstack([pts, folded]), np.vstack([tris, index[tris]]), links=False)
     i, j, out, corners = segments_and_cells(domain, 10)
     assert not inside_polygon(corners, square).any()
+
+
+def test_the_walk_left_of_test_skips_the_side_length_only_where_it_cannot_matter():
+    """Points within tol |b - a| of the line count as on it; the length is computed only where tol (|dx| + |dy|)
+    leaves a doubt. Points around that band, on lines of every slope, get the answer of the plain formula."""
+    rng = np.random.default_rng(3)
+    a, b = rng.normal(size=(2, 20000, 2)) * 10
+    b[::4, 1] = a[::4, 1]  # horizontal lines: the bound is exact there
+    tol = 1e-3
+    d = b - a
+    normal = np.column_stack([-d[:, 1], d[:, 0]]) / np.hypot(*d.T)[:, None]
+    # Signed distances from the line in units of tol: inside, at and just past both ends of the band.
+    offset = rng.choice([-2.0, -1.0001, -0.9999, -0.5, 0.5], 20000) * tol
+    x = a + rng.uniform(0, 1, (20000, 1)) * d + normal * offset[:, None]
+    left = geodesic._left_of_xy(a[:, 0], a[:, 1], b[:, 0], b[:, 1], x[:, 0], x[:, 1], tol)
+    plain = d[:, 0] * (x[:, 1] - a[:, 1]) - d[:, 1] * (x[:, 0] - a[:, 0]) >= -tol * np.hypot(*d.T)
+    assert np.array_equal(left, plain)
+    assert left.sum() > 10000 and (~left).sum() > 6000

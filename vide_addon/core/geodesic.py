@@ -81,7 +81,7 @@ class Domain:
     coarse: tuple = None  # the Delaunay triangulation of thinned nodes, and which of its triangles are inside
     # (n, nodes) with thinned nodes: each vertex as a blend of nodes (rows sum to 1; empty: it sees no node)
     interpolation: csr_matrix = None
-    wedges: tuple = None  # per corner, for leaving a vertex in a direction (made on the first walk)
+    wedges: tuple = None  # per corner, for leaving a vertex in a direction (`_wedges`; made as walks need them)
     steps: tuple = None  # per side 3 t + k, the next side of its triangle and the side across it (`_side_steps`)
     crossings: tuple = None  # per side, the vertex across it and the next sides (`_crossings`; on the first walk)
     outside: np.ndarray = None  # clearance grid cells wholly outside the mesh (`_outside_cells`; on the first test)
@@ -225,23 +225,21 @@ class Domain:
         each connected region of such cells is covered as often as the winding number of the boundary around
         any one of its points says, and outside where that is 0. Only the largest regions are tested."""
         clear = self.clear
-        outside = np.zeros(clear.shape, bool)
-        follow, twin = self.steps
-        flat = self.tris.ravel()
-        inner = np.flatnonzero(twin >= 0)
-        if len(inner) + len(self.boundary) != len(flat) or np.any(flat[twin[inner]] == flat[inner]):
-            return outside
         label, count = ndimage.label(clear.grid > clear.slack + 2.0 * self.tolerance)
-        if count == 0:
-            return outside
-        size = np.bincount(label.ravel(), minlength=count + 1)[1:]
+        flat_label = label.ravel()
+        size = np.bincount(flat_label, minlength=count + 1)[1:]
         regions = 1 + np.argsort(-size, kind="stable")[:OUTSIDE_REGIONS]
         cell_of = np.zeros(count + 1, np.int64)
-        cell_of[label.ravel()[::-1]] = np.arange(label.size)[::-1]  # the first cell of each region
+        cell_of[flat_label] = np.arange(label.size)  # a cell of each region
         ij = np.column_stack(np.unravel_index(cell_of[regions], clear.shape))
         a, b = self.points[self.boundary[:, 0]], self.points[self.boundary[:, 1]]
         out = np.zeros(count + 1, bool)
         out[regions] = winding_numbers(clear.lo + (ij + 0.5) * clear.cell, a, b) == 0
+        twin, flat = self.steps[1], self.tris.ravel()
+        inner = twin >= 0
+        if not out.any() or np.count_nonzero(inner) + len(self.boundary) != len(flat) \
+                or np.any(inner & (flat[np.maximum(twin, 0)] == flat)):
+            return np.zeros(clear.shape, bool)
         return out[label]
 
     def walk(self, i, q, j, max_steps=100000):
@@ -285,9 +283,12 @@ class Domain:
             point = np.flatnonzero(target < 0)
             if len(point):  # a point target inside the new triangle (v, u, w): left of sides u-w and w-v
                 at, wx, wy = in_q[point], wx[point], wy[point]
-                u, v = flat[k1[point]], flat[twin[side[point]]]
-                arrive[point] = (_left_of_xy(x[u], y[u], wx, wy, qx[at], qy[at], tol)
-                                 & _left_of_xy(wx, wy, x[v], y[v], qx[at], qy[at], tol))
+                u, v, tx, ty = flat[k1[point]], flat[twin[side[point]]], qx[at], qy[at]
+                inside = _left_of_xy(x[u], y[u], wx, wy, tx, ty, tol)
+                left = np.flatnonzero(inside)  # and of the other side, only there
+                v = v[left]
+                inside[left] = _left_of_xy(wx[left], wy[left], x[v], y[v], tx[left], ty[left], tol)
+                arrive[point] = inside
             ok[in_q[arrive]] = True
             through = ~arrive & (np.abs(lw) <= tol)
             if through.any():
@@ -303,9 +304,6 @@ class Domain:
         through a neighbouring vertex (query, vertex). Any other runs out of the mesh here. `columns`: the
         vertices' coordinates, the queries' unit directions and targets, as columns (x, y, ux, uy, qx, qy)."""
         (x, y, ux, uy, qx, qy), tol = columns, self.tolerance
-        if self.wedges is None:
-            self._wedges()
-        start, opening, after, before = self.wedges
         # The corner at a whose wedge holds the direction (or, if none does, the nearest one).
         lo, count = self.star.indptr[a], self.star_count[a]
         end = np.cumsum(count)
@@ -314,15 +312,17 @@ class Domain:
         if len(row) == 0:
             none = np.empty(0, np.int64)
             return none, none, none, none, none
-        turn = np.mod(_pseudo_angle_xy(ux[qs], uy[qs])[row] - start[corner], 4.0)
-        miss = np.maximum(turn - opening[corner], 0.0)
+        start, opening = self._wedges(corner, x, y)
+        turn = np.mod(_pseudo_angle_xy(ux[qs], uy[qs])[row] - start, 4.0)
+        miss = np.maximum(turn - opening, 0.0)
         miss = np.minimum(miss, 4.0 - turn)
         has = np.flatnonzero(count > 0)
         best = np.minimum.reduceat(miss, end[has] - count[has])
         pick = np.flatnonzero(miss == np.repeat(best, count[has]))
         pick = pick[np.r_[True, row[pick][1:] != row[pick][:-1]]]
         c, query = corner[pick], qs[row[pick]]
-        u, v = after[c], before[c]
+        follow, flat = self.steps[0], self.tris.ravel()
+        u, v = flat[follow[c]], flat[follow[follow[c]]]  # the vertices after and before it
         at, dx, dy, target = a[row[pick]], ux[query], uy[query], j[query]
         ux_, uy_, vx, vy = x[u] - x[at], y[u] - y[at], x[v] - x[at], y[v] - y[at]  # from the vertex to u and v
         lu, lv = dx * uy_ - dy * ux_, dx * vy - dy * vx  # _cross, on columns
@@ -340,17 +340,23 @@ class Domain:
         return (query[arrive], query[into], (c - k + (k + 1) % 3)[into], query[via],
                 np.where(ahead_u, u, v)[via])
 
-    def _wedges(self):
-        """Per corner (3 triangle + corner): the direction from its vertex along the next side and how far
-        the triangle opens from there counter-clockwise (as pseudo-angles), and the vertices that follow it
-        and precede it."""
-        flat = self.tris.ravel()
-        after, before = self.tris[:, [1, 2, 0]].ravel(), self.tris[:, [2, 0, 1]].ravel()
-        x, y = (np.ascontiguousarray(c) for c in self.points.T)  # gathers from columns: twice as fast
-        ax, ay = x[flat], y[flat]
-        start = _pseudo_angle_xy(x[after] - ax, y[after] - ay)
-        opening = np.mod(_pseudo_angle_xy(x[before] - ax, y[before] - ay) - start, 4.0)
-        self.wedges = (start, opening, after, before)
+    def _wedges(self, corner, x, y):
+        """Per corner (3 triangle + corner) of `corner`: the direction from its vertex along the next side and how
+        far the triangle opens from there counter-clockwise (as pseudo-angles), from the vertices' coordinate
+        columns x, y. Each corner's are made the first time it is asked for: walks leave few of the vertices."""
+        if self.wedges is None:
+            self.wedges = (np.empty(self.tris.size), np.empty(self.tris.size), np.zeros(self.tris.size, bool))
+        start, opening, done = self.wedges
+        new = corner[~done[corner]]
+        if len(new):
+            follow, flat = self.steps[0], self.tris.ravel()
+            after = follow[new]
+            at, after, before = flat[new], flat[after], flat[follow[after]]
+            ax, ay = x[at], y[at]
+            start[new] = _pseudo_angle_xy(x[after] - ax, y[after] - ay)
+            opening[new] = np.mod(_pseudo_angle_xy(x[before] - ax, y[before] - ay) - start[new], 4.0)
+            done[new] = True
+        return start[corner], opening[corner]
 
     def _leaves_inward(self, i, d):
         """Whether direction d from vertex i (or from no vertex, i = -1) points into the mesh."""
@@ -485,7 +491,12 @@ def _cross(u, v):
 def _left_of_xy(ax, ay, bx, by, x, y, tol):
     """Whether each point (x, y) lies left of the line a-b, or within tol of it (all as coordinate columns)."""
     dx, dy = bx - ax, by - ay
-    return dx * (y - ay) - dy * (x - ax) >= -tol * np.hypot(dx, dy)
+    cross = dx * (y - ay) - dy * (x - ax)
+    left = cross >= 0.0
+    # The tolerance matters only within tol (|dx| + |dy|) >= tol |b - a| of the line: the length only there.
+    near = np.flatnonzero(~left & (cross >= -tol * (np.abs(dx) + np.abs(dy))))
+    left[near] = cross[near] >= -tol * np.hypot(dx[near], dy[near])
+    return left
 
 
 def _pseudo_angle_xy(x, y):
@@ -853,6 +864,7 @@ def segment_distance(points, a, b):
     """Euclidean distance from points (n, 2) to the segment a-b (one, or one per point), and the closest
     points on it."""
     ab = b - a
-    t = np.clip(np.sum((points - a) * ab, axis=-1) / np.maximum(np.sum(ab * ab, axis=-1), 1e-300), 0.0, 1.0)
+    (x, y), (ax, ay), (abx, aby) = points.T, a.T, ab.T  # on columns: sums of two rows are slow
+    t = np.clip(((x - ax) * abx + (y - ay) * aby) / np.maximum(abx * abx + aby * aby, 1e-300), 0.0, 1.0)
     foot = a + t[:, None] * ab
-    return np.hypot(*(points - foot).T), foot
+    return np.hypot(x - foot[:, 0], y - foot[:, 1]), foot
