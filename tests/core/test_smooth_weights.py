@@ -9,9 +9,8 @@ import numpy as np
 import pytest
 from scipy.spatial import Delaunay
 from test_geodesic_and_weights import ELL, LEGS, inside_polygon, polygon_mesh
-from vide_addon.core import bind_weights
+from vide_addon.core import bind_weights, smooth_weights
 from vide_addon.core.bind_settings import BindSettings
-from vide_addon.core import smooth_weights
 from vide_addon.core.bind_weights import geodesic_weights, joint_blend
 from vide_addon.core.geodesic import Domain, bone_distances
 from vide_addon.core.meshfree_bones import BoneRig
