@@ -10,9 +10,8 @@ import numpy as np
 import pytest
 from scipy.spatial import Delaunay
 from test_geodesic_and_weights import ELL, LEGS, inside_polygon, polygon_mesh
-from vide_addon.core import bind_weights
+from vide_addon.core import bind_weights, smooth_weights
 from vide_addon.core.bind_settings import BindSettings
-from vide_addon.core import smooth_weights
 from vide_addon.core.bind_weights import geodesic_weights, joint_blend
 from vide_addon.core.geodesic import Domain, bone_distances
 from vide_addon.core.meshfree_bones import BoneRig
@@ -141,19 +140,22 @@ def test_meshfree_blend_is_solved_on_its_zone_to_the_weights_of_the_solve_over_e
     assert np.abs(tight - full).max() > 1e-3
 
 
-def test_a_new_smoothness_that_mixes_further_grows_the_zone_and_solves_only_that_bones_column():
-    """A larger smoothness makes the forearm's seeds mix further along the arm: the zone grows (factored again) and
-    still only that bone's column is solved, to the weights of a fresh blend with the new smoothness within 1e-4."""
+def test_a_new_smoothness_that_mixes_beyond_the_zone_solves_that_bones_column_on_its_own_zone():
+    """A larger smoothness makes the forearm's seeds mix further along the arm than the zone reaches: only that bone's
+    column is solved again, on its own zone (where its seeds mix, grown as the zone is), to the weights of a fresh
+    blend with the new smoothness within 1e-4."""
     pts, tris, dist = arm()
     blend = JointBlend(pts, tris, ARM_HEADS, ARM_TAILS, 0.4, GEODESIC_REACH, zone=ZONE)
     blend(exponential_seeds(dist, np.full(2, 2.0)), 4, 0.01)
-    before = len(blend._inside)
+    zone = blend._inside
     solved = []
     solve = blend._solved
-    blend._solved = lambda b: solved.append(b.shape[1]) or solve(b)
+    blend._solved = lambda b, system=None: solved.append((b.shape[1], system)) or solve(b, system)
     again = exponential_seeds(dist, np.array([2.0, 6.0]))
     live = blend(again, 4, 0.01)
-    assert solved == [1] and len(blend._inside) > before
+    assert [columns for columns, _system in solved] == [1]
+    own = solved[0][1][0]
+    assert len(np.setdiff1d(own, zone)) > 0, "the new seeds mix beyond the zone"
     fresh = JointBlend(pts, tris, ARM_HEADS, ARM_TAILS, 0.4, GEODESIC_REACH, zone=ZONE)(again, 4, 0.01)
     assert np.abs(live - fresh).max() < 1e-4
 
