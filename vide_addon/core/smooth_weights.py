@@ -140,8 +140,9 @@ class JointBlend:
         # Symmetric positive definite: no pivoting, and a fill-reducing order of A + Aᵀ (half the fill of COLAMD).
         lu = splu(cotangent_laplacian(at, tris, FINEST, self.anchor), permc_spec="MMD_AT_PLUS_A",
                   diag_pivot_thresh=0.0, options={"SymmetricMode": True})
-        # Solved as Aᵀ x = b (the same system): on the 72k comb of bench/weights.py, SuperLU solves its 60 columns in
-        # 0.24 s that way, 0.4 to 1.5 s the other way, whose block updates call threaded BLAS (0.26 s on one thread).
+        # Solved as Aᵀ x = b (the same system): SuperLU's other way calls BLAS for its block updates, slow when its
+        # threads share the cores with other work. 60 columns of the 72k comb of bench/weights.py, best of 7: 0.43 s
+        # against 0.96 s with the default threads, 0.26 s against 0.33 s on one thread.
         self._solve = partial(lu.solve, trans="T")
         self.reach = reach
         self._seeds = self._diffused = None
