@@ -60,7 +60,7 @@ class Samples:
         lattice = _lattice(domain, spacing)
         lattice = np.vstack([lattice, _fill_thin_parts(outline, tris, lattice, spacing)])
         pts = np.vstack([lattice, np.asarray(extra, float).reshape(-1, 2)])
-        clear = domain.clear.at(pts)
+        clear = outline.clearance(pts)
         tree = cKDTree(pts)
         graph = _link_graph(outline, tree, clear, LINK_RADIUS * spacing)
         k = min(K_NEIGHBOURS, len(pts))
@@ -168,7 +168,7 @@ def _sees_any(outline, pts, clear, targets, radius):
     tree = cKDTree(targets)
     gap, nearest = tree.query(pts)
     seen = gap <= radius
-    target_clear = outline.domain.clear.at(targets)
+    target_clear = outline.clearance(targets)
     test = np.flatnonzero(seen & (gap > clear + target_clear[nearest]))
     seen[test] = outline.straight(pts[test], targets[nearest[test]], None, clear[test], target_clear[nearest[test]])
     rest = np.flatnonzero(~seen)
@@ -237,6 +237,20 @@ class Outline:
         order = np.argsort(key, kind="stable")
         self.edges = edge[order]
         self.start = np.searchsorted(key[order], np.arange(int(np.prod(self.shape)) + 1))
+        # Points at most a step apart along the outline, for `clearance`.
+        self.step = float(cell) / 8.0
+        count = np.maximum(np.ceil(np.hypot(*(self.b - self.a).T) / self.step).astype(np.int64), 1)
+        edge, k = _runs(np.zeros(len(count), np.int64), count)
+        self._outline_points = cKDTree(self.a[edge] + (k / count[edge])[:, None] * (self.b - self.a)[edge])
+
+    def clearance(self, pts):
+        """Lower bounds of each point's distance to the outline, for few points (samples): the domain's grid
+        bound is a cell and more below the distance (on the sample character about a spacing, so it rarely spared a
+        sample link its test), this one half a `step` and a few rounding tolerances, from points at most a step
+        apart along the outline. Sample character: 5,715 -> 1,480 sample links and 15,886 -> 12,540 vertex links
+        tested."""
+        gap = self._outline_points.query(pts)[0] - 0.5 * self.step - 3.0 * self.domain.tolerance
+        return np.maximum(self.domain.clear.at(pts), gap)
 
     def straight(self, p, q, start=None, clear_p=0.0, clear_q=0.0):
         """Whether each segment p-q (from vertex `start`, or from a point) stays inside the mesh: leaving its
