@@ -182,15 +182,16 @@ def test_changing_a_bones_smoothness_reweights_from_the_kept_distances(scene, tm
     assert np.abs(live - bind(ob, arm, joint_blend=0.0)).max() < 0.01
 
 
-def test_distances_measured_only_as_far_as_the_smoothness_needs_reweight_until_a_bone_would_reach_past_them(
-        scene, tmp_path, vide):
-    """A bind measures distances MEASURED_REACH smoothness lengths past the nearest bone; a bone's smoothness
-    raised until its falloff (REACH lengths) would pass them re-weights from them exactly, and raised further
-    measures again, as far as the new smoothness needs."""
-    core, binding = vide.vide_addon.core, vide.vide_addon.binding
+def test_distances_cut_short_with_joint_blending_reweight_until_a_bone_would_reach_past_them(scene, tmp_path, vide):
+    """With Joint Blending (the default) a bind measures distances MEASURED_REACH lengths of its largest smoothness
+    past the nearest bone. A bone's smoothness raised until its seeds' REACH lengths would pass them re-weights from
+    them, to within Prune Below of the weights from distances measured in full; raised further, it measures again.
+    Without Joint Blending nothing is cut (a bone with a larger smoothness than the others' keeps weight further
+    past the nearest bone than any one reach)."""
+    core, binding, rig = vide.vide_addon.core, vide.vide_addon.binding, vide.vide_addon.bridge.rig
     ob = vectorized(tmp_path, LEGS)
     arm = rig_for(ob, LEGS.shape, LEG_BONES)
-    bind(ob, arm, joint_blend=0.0, smoothness=0.005)  # 0.15 of the 1 m tall shape: the far leg's foot is beyond
+    bind(ob, arm, smoothness=0.005)  # 0.15 of the 1 m tall shape: the far leg's foot is beyond
     kept = binding.geodesic.kept[ob.session_uid]
     assert kept.reach == pytest.approx(core.weights.MEASURED_REACH * 0.005)
     assert not np.isfinite(kept.dist).all()
@@ -198,8 +199,14 @@ def test_distances_measured_only_as_far_as_the_smoothness_needs_reweight_until_a
     arm.data.bones["hip"].vide.smoothness = smoothness
     assert binding.geodesic.kept[ob.session_uid].dist is kept.dist, "measured again"
     live = bone_weights(ob, list(arm.data.bones.keys()))
-    expected = core.weights.falloff_weights(kept.dist, np.array([smoothness, 0.005, 0.005]))
-    assert np.abs(live - expected).max() < 1e-6
+    plane, points, tris = rig.mesh_in_plane(ob)
+    _names, heads, tails, _flat = rig.deform_bones(arm, plane)
+    settings = core.bind_settings.BindSettings(smoothness=0.005)
+    domain = core.geodesic.Domain.from_mesh(points, tris, bones=len(heads))
+    full, _outside = core.geodesic.bone_distances(domain, heads, tails)
+    blend = core.bind_weights.joint_blend(points, tris, heads, tails, settings, domain)
+    expected = core.bind_weights.geodesic_weights(full, np.array([smoothness, 0.005, 0.005]), blend, settings)
+    assert np.abs(live - expected).max() < settings.prune
     arm.data.bones["hip"].vide.smoothness = 1.01 * smoothness
     again = binding.geodesic.kept[ob.session_uid]
     assert again.dist is not kept.dist, "not measured again"
@@ -207,6 +214,9 @@ def test_distances_measured_only_as_far_as_the_smoothness_needs_reweight_until_a
     finite = np.isfinite(kept.dist)
     assert np.isfinite(again.dist).sum() > finite.sum(), "measured no further"
     assert np.abs(again.dist[finite] - kept.dist[finite]).max() < 1e-4, "the same distances where both measured"
+    bind(ob, arm, joint_blend=0.0, smoothness=0.005)  # the hip keeps its own, larger smoothness
+    kept = binding.geodesic.kept[ob.session_uid]
+    assert kept.reach == np.inf and np.isfinite(kept.dist).all()
 
 
 def test_a_smoothness_change_after_undoing_the_same_change_weights_the_mesh_again(scene, tmp_path):

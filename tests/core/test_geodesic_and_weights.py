@@ -159,8 +159,10 @@ def test_a_bone_outside_the_shape_starts_from_the_nearest_part():
 @pytest.mark.parametrize("max_nodes", [geodesic.MAX_NODES, 300], ids=["every-vertex-a-node", "thinned-graph"])
 def test_distances_within_the_reach_are_the_full_ones_and_infinite_beyond(max_nodes):
     """bone_distances(..., reach): the same distances wherever they are at most `reach` past the furthest node's
-    nearest bone, infinite (never NaN) only where the full distance is beyond that, and the same falloff weights
-    for a smoothness of reach / 30 (weights.MEASURED_REACH)."""
+    nearest bone, infinite (never NaN) only where the full distance is beyond that (at the graph's nodes, two node
+    spacings further), and the same Joint Blending seeds for smoothness up to reach / 30 (weights.MEASURED_REACH),
+    equal or not."""
+    from vide_addon.core.smooth_weights import exponential_seeds
     from vide_addon.core.weights import MEASURED_REACH
 
     # A long bar with a bone at each end and one in the middle, all of whose reaches are shorter than the bar.
@@ -176,10 +178,12 @@ def test_distances_within_the_reach_are_the_full_ones_and_infinite_beyond(max_no
     within = full <= nearest + reach - domain.spacing
     assert within.all(axis=1).sum() < 0.2 * len(pts), "the reach cuts every bone short of some vertices"
     assert np.array_equal(cut[within], full[within])
-    assert np.isinf(cut[full > nearest + reach + domain.spacing]).all()
+    beyond = full[domain.nodes] > nearest + reach + 2 * domain.spacing  # the graph's limit (vertices step from nodes)
+    assert beyond.any() and np.isinf(cut[domain.nodes][beyond]).all()
     assert np.isfinite(cut).any(axis=1).all(), "every vertex keeps its nearest bone"
-    smoothness = np.full(3, reach / MEASURED_REACH)
-    assert np.abs(falloff_weights(cut, smoothness) - falloff_weights(full, smoothness)).max() < 1e-12
+    # Joint Blending's seeds, with the largest smoothness the reach was measured for and smaller ones.
+    for smoothness in (np.full(3, reach / MEASURED_REACH), reach / MEASURED_REACH * np.array([1.0, 0.5, 0.2])):
+        assert np.abs(exponential_seeds(cut, smoothness) - exponential_seeds(full, smoothness)).max() < 1e-12
 
 
 def test_an_island_no_bone_reaches_belongs_to_the_nearest_bone():

@@ -27,7 +27,8 @@ kept = {}  # Object.session_uid -> Measured
 def measure(ob, arm, points, tris, names, heads, tails, settings):
     """(weights, which bones lie wholly outside, what to keep) for a bind of `ob`."""
     smoothness = bone_smoothness(arm, names, settings.smoothness)
-    reach = MEASURED_REACH * float(np.max(smoothness, initial=0.0))
+    # Cut short only for Joint Blending, whose seeds fall off from the nearest bone's distance (MEASURED_REACH).
+    reach = MEASURED_REACH * float(np.max(smoothness, initial=0.0)) if settings.joint_blend else np.inf
     domain = Domain.from_mesh(points, tris, bones=len(names))
     dist, outside = bone_distances(domain, heads, tails, reach)
     blend = joint_blend(points, tris, heads, tails, settings, domain)
@@ -39,9 +40,9 @@ def measure(ob, arm, points, tris, names, heads, tails, settings):
 
 def reweight(ob, arm, settings):
     """Weights `ob` again from its kept distances with its bones' current smoothness. False, changing
-    nothing, when nothing is kept, it no longer fits the mesh and the rest pose, or a bone's smoothness grew
-    so much that its weight would reach past the measured distances (REACH of its smoothness lengths, five
-    times the smoothness they were measured for; with Joint Blending, seeds under exp(-REACH) are then 0)."""
+    nothing, when nothing is kept, it no longer fits the mesh and the rest pose, or (distances cut short, with
+    Joint Blending) a bone's smoothness grew past a fifth of how far they were measured (REACH of its smoothness
+    lengths: five times the largest smoothness of the bind; seeds under exp(-REACH) are then 0, and pruned)."""
     measured = kept.get(ob.session_uid)
     if measured is None or measured.fingerprint != rest_fingerprint(ob, arm):
         return False

@@ -644,8 +644,8 @@ def _touch(p, q, a, b, tol):
 def bone_distances(domain, heads, tails, reach=np.inf):
     """Distances (n, bones) inside the mesh from each bone segment heads[i]-tails[i] to every vertex.
 
-    Distances are measured up to `reach` further than the node furthest from its nearest bone, and are
-    infinite beyond: past a few smoothness lengths from the nearest bone a bone's weight is 0 anyway, and on a
+    Distances are measured up to `reach` (and two node spacings) further than the node furthest from its nearest
+    bone, and are infinite beyond: Joint Blending's seeds are 0 there anyway (weights.MEASURED_REACH), and on a
     wide mesh with many bones (the comb of bench/weights.py) most of each bone's Dijkstra is spared.
 
     A bone reaches the nodes and vertices near it that see their closest point on it. A bone wholly
@@ -673,7 +673,8 @@ def bone_distances(domain, heads, tails, reach=np.inf):
     limit = np.inf
     if np.isfinite(reach) and bones:
         nearest = dijkstra(graph, directed=True, indices=sources, min_only=True)[:m]
-        limit = float(nearest[np.isfinite(nearest)].max(initial=0.0)) + reach
+        # Two spacings more: a vertex interpolated between nodes takes no distance from a node beyond the limit.
+        limit = float(nearest[np.isfinite(nearest)].max(initial=0.0)) + reach + 2.0 * domain.spacing
     node_dist = np.ascontiguousarray(dijkstra(graph, directed=True, indices=sources, limit=limit)[:, :m].T,
                                      np.float32)  # (m, bones)
     stages.lap("dijkstra")

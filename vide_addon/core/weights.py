@@ -12,9 +12,11 @@ import numpy as np
 MAX_INFLUENCES = 4  # bones per vertex at most: what game engines and glTF take
 PRUNE = 0.01  # weights below this are dropped
 REACH = 6.0  # in smoothness lengths past the nearest bone: where a bone's weight has faded to 0
-# How far past the nearest bone distances are measured, in smoothness lengths: beyond, a bone's weight is 0 without
-# Joint Blending (REACH), and with it its seed is under exp(-30), faded to under 1e-5 of its diffused weight
-# (smooth_weights.GEODESIC_REACH) and pruned. Weights on the bench meshes are the same to 1e-16.
+# With Joint Blending, how far past the nearest bone distances are measured, in lengths of the largest smoothness:
+# beyond, every bone's seed (exp(-(d - nearest) / smoothness)) is under exp(-30), faded to under 1e-5 of its diffused
+# weight (smooth_weights.GEODESIC_REACH) and pruned; weights on the bench meshes are the same to 1e-16. Without it
+# nothing is cut: falloff_weights keeps a bone REACH of its own smoothness lengths past the nearest bone *in that
+# bone's lengths*, so a bone with a larger smoothness than another's reaches further the further the nearest is.
 MEASURED_REACH = 30.0
 
 
