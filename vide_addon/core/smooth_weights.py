@@ -121,7 +121,7 @@ class JointBlend:
     """Diffuses weights (n, bones) over one mesh: w = (K + M H)⁻¹ M H p with H = strength / d², d the
     distance to the nearest bone, or `width_floor` of the distance to the outline if that is more (so the weights on a
     bone near a joint are held no harder than beside it), bounded to the mesh's size and a thousandth of it; K is
-    stiffened on triangles under FINEST of the median one (`cotangent_laplacian`). Larger strength keeps the weights
+    stiffened on triangles under FINEST of the median one (`triangle_terms`). Larger strength keeps the weights
     closer to p. The columns are solved and kept: a call where one bone's seeds changed (its smoothness) solves only
     that column.
 
