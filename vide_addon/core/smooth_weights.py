@@ -17,7 +17,7 @@ when a joint nearby bends (the sample character's 90° knee, where its cape's he
 triangle resists a gradient as if it were at least FINEST of the median triangle's size: the weights are not
 resolved below that, and a tiny triangle moves with its neighbours.
 
-The matrix is factored once per mesh and bones (its zone, below: again when it grows), and each bone's column
+The matrix is factored once per mesh and bones (on its zone, below), and each bone's column
 is solved on its own, so re-weighting after one bone's smoothness changed is one solve. Rows are normalized after the
 diffusion.
 
@@ -51,7 +51,7 @@ MESHFREE_POWER = 0.7
 # and poses of bench/deform_quality.py: from 0.1 to 0.6 no triangle in the sample's inward corners folds at its 90°
 # knee any more; at 0.25, p99 σ1/σ2 drops by up to 8% in 5 of the 50 pose/method pairs and rises in none.
 FINEST = 0.25
-# Geodesic's zone (see above): solved only where a second bone's seed reaches this fraction of the largest, and within
+# The zone (see above): solved only where a second bone's seed reaches this fraction of the largest, and within
 # ZONE_REACH diffusion lengths of there. On the comb of bench/weights.py, with its smoothness and a tenth of it, the
 # largest change in the weights from the solve over every vertex is 4e-7 and 2e-5 at ZONE_REACH 4 (47% and 37% of
 # the vertices solved), 3e-4 and 1e-2 at 2 lengths (39%, 28%), 3e-2 and 0.6 at none (32%, 8%).
@@ -211,7 +211,7 @@ class JointBlend:
     def _factor(self, seeds):
         """Factors the matrix on the vertices solved for: all of them, or with `zone` those of the zone (a zone of most
         vertices, ZONE_ALL, is all of them)."""
-        if self._mixed is not None or (not self.zone and self._solve is not None):
+        if not self.zone and self._solve is not None:
             return
         inside = None
         if self.zone:
