@@ -11,10 +11,9 @@ from .weights import falloff_weights, strongest
 def joint_blend(points, tris, heads, tails, settings, domain=None):
     """Joint Blending factored for this mesh and these bones (for Meshfree C², its handles and joints:
     BoneRig.held), or None when it is off, solved on its zone (`JointBlend`). A `Domain` of the mesh, when the
-    method has one, gives the outline's
-    vertices. Geodesic's also gives its thinned nodes: where they are closer together than the vertices are to the
-    outline on average (limbs 4 or more nodes wide), the blend is solved on them (`JointBlend`'s `coarse`); thinned
-    further, it would blur the joints."""
+    method has one, gives the outline's vertices. Geodesic's also gives its thinned nodes: where they are closer
+    together than the vertices are to the outline on average (limbs 4 or more nodes wide), the blend is solved on
+    them (`JointBlend`'s `coarse`); thinned further, it would blur the joints."""
     if not settings.joint_blend:
         return None
     outline = None if domain is None else np.flatnonzero(domain.on_boundary)
