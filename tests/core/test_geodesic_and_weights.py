@@ -338,3 +338,51 @@ def test_the_walk_left_of_test_skips_the_side_length_only_where_it_cannot_matter
     plain = d[:, 0] * (x[:, 1] - a[:, 1]) - d[:, 1] * (x[:, 0] - a[:, 0]) >= -tol * np.hypot(*d.T)
     assert np.array_equal(left, plain)
     assert left.sum() > 10000 and (~left).sum() > 6000
+
+
+def scipy_barycentric(tri, queries):
+    """Each query's triangle by scipy's find_simplex and its barycentric coordinates by Delaunay.transform: the
+    reference `geodesic.locate` replaces."""
+    simplex = tri.find_simplex(queries)
+    t = tri.transform[np.maximum(simplex, 0)]
+    lam = np.einsum("nij,nj->ni", t[:, :2], queries - t[:, 2])
+    return simplex, np.column_stack([lam, 1.0 - lam.sum(axis=1)])
+
+
+def test_locate_finds_the_triangle_and_barycentric_coordinates_scipy_finds():
+    """Inside a triangle: scipy's triangle and coordinates (to round-off). On a side or at a corner: a triangle
+    holding it whose coordinates give the point back. Outside all triangles: none."""
+    rng = np.random.default_rng(5)
+    pts = np.vstack([rng.uniform(0, 100, (400, 2)), [[0, 0], [100, 0], [100, 100], [0, 100]]])
+    tri = Delaunay(pts)
+    s = tri.simplices
+    on_side = pts[s[:, 0]] + rng.uniform(0, 1, (len(s), 1)) * (pts[s[:, 1]] - pts[s[:, 0]])
+    queries = np.vstack([rng.uniform(-10, 110, (5000, 2)), pts, on_side])
+    held, bary = geodesic.locate(pts, s, queries)
+    simplex, lam = scipy_barycentric(tri, queries)
+    assert np.array_equal(held >= 0, simplex >= 0)
+    clear = lam.min(axis=1) > 1e-9
+    assert clear.sum() > 3000 and np.array_equal(held[clear], simplex[clear])
+    assert np.abs(bary[clear] - lam[clear]).max() < 1e-9
+    found = held >= 0
+    assert bary[found].min() > -1e-9
+    assert np.abs(np.einsum("nk,nkd->nd", bary[found], pts[s[held[found]]]) - queries[found]).max() < 1e-9
+
+
+def test_the_thinned_graph_interpolates_as_scipys_delaunay_triangles_do():
+    """Each vertex that scipy's Delaunay places in a triangle of nodes inside the mesh is interpolated with its
+    barycentric coordinates there (to float32 round-off; a vertex on a side shared by two such triangles may get
+    either, with the same weights)."""
+    pts, tris = polygon_mesh(LEGS, 1.0, jitter=0.2)
+    domain = Domain.from_mesh(pts, tris, max_nodes=1500)
+    src = np.array([[20.0, 20.0]])
+    bone_distances(domain, src, src)
+    tri, inside = domain.coarse
+    rest = np.setdiff1d(np.arange(len(pts)), domain.nodes)
+    simplex, lam = scipy_barycentric(tri, pts[rest])
+    held = (simplex >= 0) & inside[np.maximum(simplex, 0)]
+    assert held.sum() > 0.8 * len(rest)
+    expected = np.zeros((held.sum(), len(domain.nodes)))
+    np.add.at(expected, (np.arange(held.sum())[:, None], tri.simplices[simplex[held]]), np.maximum(lam[held], 0))
+    expected /= expected.sum(axis=1, keepdims=True)
+    assert np.abs(domain.interpolation[rest[held]].toarray() - expected).max() < 2e-6

@@ -42,6 +42,7 @@ VERTEX_LINKS = 8  # nodes each vertex looks at
 BONE_REACH = 6.0  # in node spacings: nodes this close to a bone take their distance straight from it
 VERTEX_REACH = 3.0  # in node spacings: and so do vertices this close
 OUTSIDE_REGIONS = 256  # regions of the clearance grid tested for lying outside the mesh
+LOCATE_CHUNK = 512  # triangles `locate` tests at a time
 
 
 class Stages(dict):
@@ -176,8 +177,9 @@ class Domain:
         is_node = np.zeros(len(self.points), bool)
         is_node[self.nodes] = True
         outline = self.points[self.on_boundary & ~is_node]
-        holder = tri.find_simplex(outline)
-        outline, holder = outline[holder >= 0], holder[holder >= 0]
+        candidates = np.flatnonzero(ok)  # only these can be ruled out
+        holder, _bary = locate(pts, s[candidates], outline)
+        outline, holder = outline[holder >= 0], candidates[holder[holder >= 0]]
         corner = pts[s[holder]]  # (k, 3, 2)
         # Further than the rounding tolerance inside all three sides (one within it counts as on the side,
         # as it does for the walk).
@@ -777,7 +779,11 @@ def _from_nodes(domain, node_dist):
         dist[v] = np.minimum(dist[v], node_dist[near[seen[:, col], col]] + step[seen[:, col], col, None])
     rows = np.r_[np.repeat(rest[inside], 3), np.repeat(stepped, k)]
     cols = np.r_[corners[inside].ravel(), near.ravel()]
-    taken_from = csr_matrix((np.ones(len(rows), bool), (rows, cols)), shape=(len(pts), m))
+    # Not a corner of weight 0 (the vertex lies on the side across): of two triangles with the vertex on their shared
+    # side, either gives the same.
+    taken_from = csr_matrix((np.r_[bary[inside].ravel() > 0, np.ones(near.size, bool)], (rows, cols)),
+                            shape=(len(pts), m))
+    taken_from.eliminate_zeros()
     if domain.coarse is not None:
         # The same nodes, weighted: barycentric inside a triangle of nodes, else 1 / step² over the nodes seen.
         near_weight = seen / np.maximum(step, domain.tolerance) ** 2
@@ -790,36 +796,90 @@ def _from_nodes(domain, node_dist):
 
 def _node_triangles(domain, queries):
     """For each query point: the three nodes of the Delaunay triangle of nodes inside the mesh that holds it,
-    its barycentric coordinates there, and whether there is one."""
+    its barycentric coordinates there, and whether there is one. A point on the side of such a triangle (an
+    outline vertex between two outline nodes) counts as in it, within a rounding, with the third corner's weight 0."""
     if domain.coarse is None:  # every vertex of a triangle is a node: the queries lie in none
         none = np.zeros(len(queries), np.int64)
         return np.zeros((len(queries), 3), np.int64), np.zeros((len(queries), 3), np.float32), none.astype(bool)
     tri, inside = domain.coarse
-    simplex = tri.find_simplex(queries)
-    found = (simplex >= 0) & inside[np.maximum(simplex, 0)]
-    # A point on the side of a triangle inside (an outline vertex between two outline nodes) may have been
-    # given the triangle outside it: take the one inside, within a rounding.
-    for k in range(3):
-        miss = np.flatnonzero(~found & (simplex >= 0))
-        other = tri.neighbors[simplex[miss], k]
-        near = other >= 0
-        miss, other = miss[near], other[near]
-        other, miss = other[inside[other]], miss[inside[other]]
-        lam = _barycentric(tri, other, queries[miss])
-        on = (lam >= -1e-6).all(axis=1)
-        simplex[miss[on]] = other[on]
-        found[miss[on]] = True
-    corners = tri.simplices[np.maximum(simplex, 0)]
-    bary = np.maximum(_barycentric(tri, np.maximum(simplex, 0), queries), 0.0)
-    bary /= bary.sum(axis=1, keepdims=True)
+    inner = np.flatnonzero(inside)
+    held, bary = locate(domain.points[domain.nodes], tri.simplices[inner], queries, slack=1e-6)
+    found = held >= 0
+    corners = tri.simplices[inner[np.maximum(held, 0)]]
+    bary = np.where(bary > 1e-6, bary, 0.0)  # on a side (within the slack): from its two ends alone
+    bary[found] /= bary[found].sum(axis=1, keepdims=True)
     return corners, bary.astype(np.float32), found
 
 
-def _barycentric(tri, simplex, queries):
-    """Barycentric coordinates (n, 3) of each query in its triangle of the Delaunay triangulation `tri`."""
-    t = tri.transform[simplex]
-    lam = np.einsum("nij,nj->ni", t[:, :2], queries - t[:, 2])
-    return np.column_stack([lam, 1.0 - lam.sum(axis=1)])
+def locate(pts, tris, queries, slack=1e-9):
+    """For each query, the triangle of `tris` (over `pts`) that holds it, within `slack` in barycentric coordinates
+    (by default a rounding; the one it lies deepest in where several do; -1: none), and its barycentric coordinates
+    there (n, 3).
+
+    Each query is tested against the triangles whose bounding boxes cover its cell of a grid, LOCATE_CHUNK triangles
+    at a time (small arrays stay in cache; a first touch of a large one is slow on a busy machine). In numpy rather
+    than scipy's Delaunay.find_simplex: that computes every triangle's barycentric transform with a LAPACK call each,
+    which took 1 to 61 s instead of 15 ms for 5,000 nodes with OpenBLAS's threads unpinned (as in a user's Blender)
+    on a busy machine."""
+    n = len(queries)
+    held, bary = np.full(n, -1), np.zeros((n, 3))
+    if n == 0 or len(tris) == 0:
+        return held, bary
+    # Per triangle, on columns: corner a and the inverse of (b - a, c - a), so that the coordinates of b and c are
+    # (q - a) times it.
+    (ax, bx, cx), (ay, by, cy) = pts[tris, 0].T, pts[tris, 1].T
+    abx, aby, acx, acy = bx - ax, by - ay, cx - ax, cy - ay
+    with np.errstate(divide="ignore", invalid="ignore"):
+        det = abx * acy - aby * acx
+        inverse = acy / det, -acx / det, -aby / det, abx / det
+    lo = np.column_stack([np.minimum(np.minimum(ax, bx), cx), np.minimum(np.minimum(ay, by), cy)])
+    hi = np.column_stack([np.maximum(np.maximum(ax, bx), cx), np.maximum(np.maximum(ay, by), cy)])
+    size = (hi - lo).max(axis=1)
+    margin = (slack * size + 1e-12 * float(np.abs(pts).max()))[:, None]
+    lo, hi = lo - margin, hi + margin
+    origin = np.minimum(lo.min(axis=0), queries.min(axis=0))
+    extent = np.maximum(hi.max(axis=0), queries.max(axis=0)) - origin
+    # Cells a third of a typical triangle wide: each query meets a few boxes; no more cells than a few per query or
+    # triangle.
+    cell = max(float(np.median(size)) / 3.0, float(np.sqrt(np.prod(extent + 1e-300) / (4 * (n + len(tris))))))
+    shape = np.floor(extent / cell).astype(np.int64) + 1
+    # The queries sorted by cell.
+    ij = np.minimum(np.floor((queries - origin) / cell).astype(np.int64), shape - 1)
+    qkey = ij[:, 0] * shape[1] + ij[:, 1]
+    order = np.argsort(qkey, kind="stable")
+    qx, qy = queries[order, 0], queries[order, 1]
+    in_cell = np.bincount(qkey, minlength=int(shape.prod()))
+    start = np.cumsum(in_cell) - in_cell
+    first = np.floor((lo - origin) / cell).astype(np.int64)
+    last = np.minimum(np.floor((hi - origin) / cell).astype(np.int64), shape - 1)
+    wide, tall = last[:, 0] - first[:, 0] + 1, last[:, 1] - first[:, 1] + 1
+    best = np.full(n, -np.inf)
+    found = []
+    for chunk in range(0, len(tris), LOCATE_CHUNK):
+        t = np.arange(chunk, min(chunk + LOCATE_CHUNK, len(tris)))
+        # Every (triangle, cell) its box covers, and the queries in that cell.
+        count = wide[t] * tall[t]
+        k = np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count)
+        t = np.repeat(t, count)
+        key = (first[t, 0] + k // tall[t]) * shape[1] + first[t, 1] + k % tall[t]
+        many = in_cell[key]
+        t = np.repeat(t, many)
+        q = np.repeat(start[key] - np.cumsum(many) + many, many) + np.arange(int(many.sum()))  # into `order`
+        # Barycentric coordinates of each query in each of its triangles.
+        dx, dy = qx[q] - ax[t], qy[q] - ay[t]
+        lb = dx * inverse[0][t] + dy * inverse[1][t]
+        lc = dx * inverse[2][t] + dy * inverse[3][t]
+        la = 1.0 - lb - lc
+        depth = np.minimum(np.minimum(la, lb), lc)
+        keep = np.flatnonzero(depth >= -slack)  # NaN (a flat triangle) fails
+        np.maximum.at(best, q[keep], depth[keep])
+        found.append((q[keep], t[keep], depth[keep], la[keep], lb[keep], lc[keep]))
+    q, t, depth, la, lb, lc = (np.concatenate(c) for c in zip(*found))
+    # Where several triangles hold a query (on a side or a corner), the deepest.
+    keep = depth == best[q]
+    held[order[q[keep]]] = t[keep]
+    bary[order[q[keep]]] = np.column_stack([la[keep], lb[keep], lc[keep]])
+    return held, bary
 
 
 def _relax_along_edges(domain, dist, rounds=64):
