@@ -696,16 +696,18 @@ def bone_distances(domain, heads, tails, reach=np.inf):
 
 def _near_bones(domain, pool, heads, tails, reach):
     """(bone, vertex, distance, closest point on the bone) for the vertices of `pool` within `reach` of a
-    bone: found around points along each bone, `reach` or less apart, so the search covers little more
+    bone: found in the boxes around pieces of each bone, `reach` or less long, so the search covers little more
     than the band around it."""
     length = np.hypot(*(tails - heads).T)
     pieces = np.maximum(np.ceil(length / reach), 1).astype(np.int64)
     bone = np.repeat(np.arange(len(heads)), pieces)
-    t = (np.arange(pieces.sum()) - np.repeat(np.cumsum(pieces) - pieces, pieces) + 0.5) / pieces[bone]
-    centres = heads[bone] + t[:, None] * (tails - heads)[bone]
-    near = cKDTree(domain.points[pool]).query_ball_point(centres, (0.5 * length / pieces + reach)[bone])
-    found = pool[np.concatenate([np.empty(0, np.int64)] + [np.asarray(v, np.int64) for v in near])]
-    key = np.unique(np.repeat(bone, [len(v) for v in near]) * len(domain.points) + found)
+    t = np.arange(pieces.sum()) - np.repeat(np.cumsum(pieces) - pieces, pieces)
+    step = (tails - heads)[bone] / pieces[bone, None]
+    start, end = heads[bone] + t[:, None] * step, heads[bone] + (t[:, None] + 1) * step
+    lo, hi = np.minimum(start, end) - reach, np.maximum(start, end) + reach
+    grid = PointGrid(domain.points[pool], reach, lo, hi)
+    piece, at = grid.in_boxes(lo, hi, np.arange(len(lo)))
+    key = np.unique(bone[piece] * len(domain.points) + pool[grid.order[at]])
     bone, verts = np.divmod(key, len(domain.points))
     gap, foot = segment_distance(domain.points[verts], heads[bone], tails[bone])
     keep = gap <= reach
@@ -811,6 +813,42 @@ def _node_triangles(domain, queries):
     return corners, bary.astype(np.float32), found
 
 
+class PointGrid:
+    """Points sorted into the cells of a square grid, to find those in the cells that boxes cover with gathers alone:
+    x, y and order are the points' coordinates and indices in cell order."""
+
+    def __init__(self, points, cell, lo, hi):
+        """The grid spans the points and the boxes (lo, hi); cells `cell` wide, or wider so that there are no more
+        than 4 per point or box."""
+        (x, y), (lx, ly), (hx, hy) = points.T, lo.T, hi.T  # on columns: reductions along rows are slow
+        self.origin = np.array([min(x.min(), lx.min()), min(y.min(), ly.min())])
+        extent = np.array([max(x.max(), hx.max()), max(y.max(), hy.max())]) - self.origin
+        self.cell = max(cell, float(np.sqrt(np.prod(extent + 1e-300) / (4 * (len(points) + len(lo))))), 1e-300)
+        self.shape = np.floor(extent / self.cell).astype(np.int64) + 1
+        ij = self._cell(points)
+        key = ij[:, 0] * self.shape[1] + ij[:, 1]
+        self.order = np.argsort(key, kind="stable")
+        self.x, self.y = points[self.order, 0], points[self.order, 1]
+        self.count = np.bincount(key, minlength=int(self.shape.prod()))
+        self.start = np.cumsum(self.count) - self.count
+
+    def _cell(self, pts):
+        return np.minimum(np.floor((pts - self.origin) / self.cell).astype(np.int64), self.shape - 1)
+
+    def in_boxes(self, lo, hi, boxes):
+        """(box, point) for the points in the cells that each of `boxes` (indices into lo, hi) covers; points as
+        positions in `order`."""
+        first, last = self._cell(lo[boxes]), self._cell(hi[boxes])
+        wide, tall = last[:, 0] - first[:, 0] + 1, last[:, 1] - first[:, 1] + 1
+        count = wide * tall
+        k = np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count)
+        box = np.repeat(np.arange(len(boxes)), count)
+        key = (first[box, 0] + k // tall[box]) * self.shape[1] + first[box, 1] + k % tall[box]
+        many = self.count[key]
+        at = np.repeat(self.start[key] - np.cumsum(many) + many, many) + np.arange(int(many.sum()))
+        return np.repeat(boxes[box], many), at
+
+
 def locate(pts, tris, queries, slack=1e-9):
     """For each query, the triangle of `tris` (over `pts`) that holds it, within `slack` in barycentric coordinates
     (by default a rounding; the one it lies deepest in where several do; -1: none), and its barycentric coordinates
@@ -837,36 +875,14 @@ def locate(pts, tris, queries, slack=1e-9):
     size = (hi - lo).max(axis=1)
     margin = (slack * size + 1e-12 * float(np.abs(pts).max()))[:, None]
     lo, hi = lo - margin, hi + margin
-    origin = np.minimum(lo.min(axis=0), queries.min(axis=0))
-    extent = np.maximum(hi.max(axis=0), queries.max(axis=0)) - origin
-    # Cells a third of a typical triangle wide: each query meets a few boxes; no more cells than a few per query or
-    # triangle.
-    cell = max(float(np.median(size)) / 3.0, float(np.sqrt(np.prod(extent + 1e-300) / (4 * (n + len(tris))))))
-    shape = np.floor(extent / cell).astype(np.int64) + 1
-    # The queries sorted by cell.
-    ij = np.minimum(np.floor((queries - origin) / cell).astype(np.int64), shape - 1)
-    qkey = ij[:, 0] * shape[1] + ij[:, 1]
-    order = np.argsort(qkey, kind="stable")
-    qx, qy = queries[order, 0], queries[order, 1]
-    in_cell = np.bincount(qkey, minlength=int(shape.prod()))
-    start = np.cumsum(in_cell) - in_cell
-    first = np.floor((lo - origin) / cell).astype(np.int64)
-    last = np.minimum(np.floor((hi - origin) / cell).astype(np.int64), shape - 1)
-    wide, tall = last[:, 0] - first[:, 0] + 1, last[:, 1] - first[:, 1] + 1
+    # Cells a third of a typical triangle wide: each query meets a few boxes.
+    grid = PointGrid(queries, float(np.median(size)) / 3.0, lo, hi)
     best = np.full(n, -np.inf)
     found = []
     for chunk in range(0, len(tris), LOCATE_CHUNK):
-        t = np.arange(chunk, min(chunk + LOCATE_CHUNK, len(tris)))
-        # Every (triangle, cell) its box covers, and the queries in that cell.
-        count = wide[t] * tall[t]
-        k = np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count)
-        t = np.repeat(t, count)
-        key = (first[t, 0] + k // tall[t]) * shape[1] + first[t, 1] + k % tall[t]
-        many = in_cell[key]
-        t = np.repeat(t, many)
-        q = np.repeat(start[key] - np.cumsum(many) + many, many) + np.arange(int(many.sum()))  # into `order`
+        t, q = grid.in_boxes(lo, hi, np.arange(chunk, min(chunk + LOCATE_CHUNK, len(tris))))
         # Barycentric coordinates of each query in each of its triangles.
-        dx, dy = qx[q] - ax[t], qy[q] - ay[t]
+        dx, dy = grid.x[q] - ax[t], grid.y[q] - ay[t]
         lb = dx * inverse[0][t] + dy * inverse[1][t]
         lc = dx * inverse[2][t] + dy * inverse[3][t]
         la = 1.0 - lb - lc
@@ -877,8 +893,8 @@ def locate(pts, tris, queries, slack=1e-9):
     q, t, depth, la, lb, lc = (np.concatenate(c) for c in zip(*found))
     # Where several triangles hold a query (on a side or a corner), the deepest.
     keep = depth == best[q]
-    held[order[q[keep]]] = t[keep]
-    bary[order[q[keep]]] = np.column_stack([la[keep], lb[keep], lc[keep]])
+    held[grid.order[q[keep]]] = t[keep]
+    bary[grid.order[q[keep]]] = np.column_stack([la[keep], lb[keep], lc[keep]])
     return held, bary
 
 
