@@ -392,14 +392,17 @@ def _sides(tris, n):
     t = len(tris)
     directed = np.concatenate([tris[:, [0, 1]], tris[:, [1, 2]], tris[:, [2, 0]]])  # side k of t: row k t + t
     key = directed.min(axis=1) * n + directed.max(axis=1)
-    _keys, first, inverse, counts = np.unique(key, return_index=True, return_inverse=True, return_counts=True)
-    rows = np.arange(3 * t)
-    # The two sides on one edge: each is the other's row, from the sum of both rows.
-    total = np.bincount(inverse, weights=rows).astype(np.int64)
-    other = np.where(counts[inverse] == 2, total[inverse] - rows, -1)
+    order = np.argsort(key, kind="stable")  # the sides of each edge together, the first one first
+    sorted_key = key[order]
+    start = np.flatnonzero(np.r_[True, sorted_key[1:] != sorted_key[:-1]])
+    count = np.diff(np.r_[start, len(key)])
+    # The two sides on one edge: each is the other's row.
+    pair = start[count == 2]
+    other = np.full(3 * t, -1)
+    other[order[pair]], other[order[pair + 1]] = order[pair + 1], order[pair]
     across = np.where(other >= 0, other % t, -1).reshape(3, t).T
     across_side = np.where(other >= 0, other // t, -1).reshape(3, t).T
-    return directed[first], directed[counts[inverse] == 1], across, across_side
+    return directed[order[start]], directed[np.sort(order[start[count == 1]])], across, across_side
 
 
 def _side_steps(across, across_side):
