@@ -8,7 +8,7 @@ import heapq
 
 import numpy as np
 import pytest
-from scipy.spatial import Delaunay
+from scipy.spatial import Delaunay, cKDTree
 from vide_addon.core import geodesic
 from vide_addon.core.geodesic import Domain, bone_distances
 from vide_addon.core.weights import falloff_weights
@@ -386,3 +386,20 @@ def test_the_thinned_graph_interpolates_as_scipys_delaunay_triangles_do():
     np.add.at(expected, (np.arange(held.sum())[:, None], tri.simplices[simplex[held]]), np.maximum(lam[held], 0))
     expected /= expected.sum(axis=1, keepdims=True)
     assert np.abs(domain.interpolation[rest[held]].toarray() - expected).max() < 2e-6
+
+
+def test_a_thinned_graphs_segments_that_touch_no_outline_edge_are_ones_the_walk_finds_inside():
+    """`visible` takes a segment that leaves its start inwards and touches no outline edge as inside without a walk
+    (thinned nodes): the walk agrees on every such segment, and some segments the walk finds inside touch the
+    outline (the walk still decides those)."""
+    pts, tris = polygon_mesh(LEGS, 1.0, jitter=0.2)
+    domain = Domain.from_mesh(pts, tris, max_nodes=1500)
+    assert domain.outline is not None
+    i = np.random.default_rng(2).integers(0, len(pts), 1000)
+    near = cKDTree(pts).query(pts[i], k=40)[1]  # out to about 3.5 units
+    i, j = np.repeat(i, 39), near[:, 1:].ravel()
+    straight = domain.outline.straight(pts[i], pts[j], i)
+    walked = domain.walk(i, pts[j], j)
+    assert straight.sum() > 1000 and (walked & ~straight).sum() > 100 and (~walked).sum() > 20  # some cross the gap
+    assert not (straight & ~walked).any()
+    assert Domain.from_mesh(pts, tris, bones=1).outline is None, "every vertex a node: links cross few triangles"
