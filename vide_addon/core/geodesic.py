@@ -217,8 +217,10 @@ class Domain:
         if len(rest) and self.outline is not None:
             # Leaving p inwards and touching no outline edge, the segment is inside: a test of the few edges near it,
             # where a thinned graph's segments cross many small triangles (the comb of bench/weights.py: 71k walks in
-            # 230 ms; these tests took 82 ms and left 20k). Only segments that touch the outline are walked.
-            ok[rest] = self.outline.straight(p[rest], q[rest], i[rest], self.clearance[i[rest]], cq[rest])
+            # 230 ms; these tests took 82 ms and left 20k). Only segments that touch the outline are walked, and
+            # those that end at an outline vertex (they touch its edges there) without this test.
+            test = rest[(j[rest] < 0) | ~self.on_boundary[np.maximum(j[rest], 0)]]
+            ok[test] = self.outline.straight(p[test], q[test], i[test], self.clearance[i[test]], cq[test])
             rest = rest[~ok[rest]]
         if len(rest):
             # Within the disk at q the segment is inside: only the part from p to the disk is walked.
