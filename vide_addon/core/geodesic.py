@@ -841,20 +841,25 @@ class PointGrid:
         extent = np.array([max(x.max(), hx.max()), max(y.max(), hy.max())]) - self.origin
         self.cell = max(cell, float(np.sqrt(np.prod(extent + 1e-300) / (4 * (len(points) + len(lo))))), 1e-300)
         self.shape = np.floor(extent / self.cell).astype(np.int64) + 1
-        ij = self._cell(points)
-        key = ij[:, 0] * self.shape[1] + ij[:, 1]
+        key = self._key(x, y)
         self.order = np.argsort(key, kind="stable")
         self.x, self.y = points[self.order, 0], points[self.order, 1]
         self.count = np.bincount(key, minlength=int(self.shape.prod()))
         self.start = np.cumsum(self.count) - self.count
 
-    def _cell(self, pts):
-        return np.minimum(np.floor((pts - self.origin) / self.cell).astype(np.int64), self.shape - 1)
+    def _cell(self, v, axis):
+        """The column (axis 0) or row (axis 1) of the coordinates v."""
+        return np.minimum(np.floor((v - self.origin[axis]) / self.cell).astype(np.int64), self.shape[axis] - 1)
+
+    def _key(self, x, y):
+        """The cells (raveled) of points given as coordinate columns."""
+        return self._cell(x, 0) * self.shape[1] + self._cell(y, 1)
 
     def in_boxes(self, lo, hi, boxes):
         """(box, point) for the points in the cells that each of `boxes` (indices into lo, hi) covers; points as
         positions in `order`."""
-        first, last = self._cell(lo[boxes]), self._cell(hi[boxes])
+        first = np.column_stack([self._cell(lo[boxes, 0], 0), self._cell(lo[boxes, 1], 1)])
+        last = np.column_stack([self._cell(hi[boxes, 0], 0), self._cell(hi[boxes, 1], 1)])
         wide, tall = last[:, 0] - first[:, 0] + 1, last[:, 1] - first[:, 1] + 1
         count = wide * tall
         k = np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count)
@@ -909,8 +914,9 @@ def locate(pts, tris, queries, slack=1e-9):
     q, t, depth, la, lb, lc = (np.concatenate(c) for c in zip(*found))
     # Where several triangles hold a query (on a side or a corner), the deepest.
     keep = depth == best[q]
-    held[grid.order[q[keep]]] = t[keep]
-    bary[grid.order[q[keep]]] = np.column_stack([la[keep], lb[keep], lc[keep]])
+    at = grid.order[q[keep]]
+    held[at] = t[keep]
+    bary[at, 0], bary[at, 1], bary[at, 2] = la[keep], lb[keep], lc[keep]
     return held, bary
 
 
