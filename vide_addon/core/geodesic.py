@@ -97,16 +97,17 @@ class Domain:
         stages = Stages()
         points = np.asarray(points, float)
         tris = np.asarray(tris, np.int64).reshape(-1, 3)
-        a, b, c = (points[tris[:, i]] for i in range(3))
-        area = np.cross(b - a, c - a)
-        tris = np.where((area < 0)[:, None], tris[:, [0, 2, 1]], tris)  # all counter-clockwise
+        (x, y), (i, j, k) = points.T, tris.T  # on columns: row operations on (n, 2) arrays are slow
+        area = (x[j] - x[i]) * (y[k] - y[i]) - (y[j] - y[i]) * (x[k] - x[i])
+        flip = area < 0
+        tris = np.column_stack([i, np.where(flip, k, j), np.where(flip, j, k)])  # all counter-clockwise
         edges, boundary, across, across_side = _sides(tris, len(points))
         if len(boundary) == 0:
             raise VideError("it has no outline (every edge joins two faces): VIDE weights flat cutout meshes.")
         clear = Clearance(points, points[boundary[:, 0]], points[boundary[:, 1]])
         domain = cls(points, edges, boundary, clear, clear.at(points), stages=stages, tris=tris,
                      steps=_side_steps(across, across_side))
-        domain.tolerance = 1e-6 * float(np.ptp(points, axis=0).max())
+        domain.tolerance = 1e-6 * float(max(np.ptp(x), np.ptp(y)))
         domain._corners()
         corners = tris.ravel()
         domain.star = csr_matrix((np.ones(len(corners), bool), (corners, np.arange(len(corners)))),
@@ -404,7 +405,7 @@ def _sides(tris, n):
     and which of its sides that is."""
     t = len(tris)
     directed = np.concatenate([tris[:, [0, 1]], tris[:, [1, 2]], tris[:, [2, 0]]])  # side k of t: row k t + t
-    key = directed.min(axis=1) * n + directed.max(axis=1)
+    key = np.minimum(directed[:, 0], directed[:, 1]) * n + np.maximum(directed[:, 0], directed[:, 1])
     order = np.argsort(key, kind="stable")  # the sides of each edge together, the first one first
     sorted_key = key[order]
     start = np.flatnonzero(np.r_[True, sorted_key[1:] != sorted_key[:-1]])
@@ -556,8 +557,9 @@ class Clearance:
 
     def __init__(self, points, a, b, max_cells=2048):
         length = np.hypot(*(b - a).T)
-        self.lo = points.min(axis=0)
-        extent = points.max(axis=0) - self.lo
+        (x, y) = points.T
+        self.lo = np.array([x.min(), y.min()])
+        extent = np.array([x.max(), y.max()]) - self.lo
         # Cells about half a boundary edge, but no more than a few per vertex nor 2048 along a side.
         per_vertex = np.sqrt(float(np.prod(extent)) / (CELLS_PER_VERTEX * len(points)))
         self.cell = max(float(np.median(length)) / 2.0, float(extent.max()) / max_cells, per_vertex, 1e-12)
