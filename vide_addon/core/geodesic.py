@@ -159,12 +159,12 @@ class Domain:
             pairs = np.vstack([sides, wedges])
         self.stages.lap("visibility")
         pairs = unique_pairs(pairs[:, 0], pairs[:, 1], m)
-        pts = self.points[self.nodes]
-        length = np.hypot(*(pts[pairs[:, 1]] - pts[pairs[:, 0]]).T)
+        x, y = self.points[self.nodes].T
+        i, j = pairs.T
+        length = np.hypot(x[j] - x[i], y[j] - y[i])
         # Each row's links to smaller nodes, then to larger ones, each in order (the pairs are sorted): the
         # matrix comes out canonical, with nothing to sort.
-        rows = np.concatenate([pairs[:, 1], pairs[:, 0]])
-        cols = np.concatenate([pairs[:, 0], pairs[:, 1]])
+        rows, cols = np.concatenate([j, i]), np.concatenate([i, j])
         return coo_matrix((np.concatenate([length, length]), (rows, cols)), shape=(m, m)).tocsr()
 
     def _coarse_mesh(self):
