@@ -88,6 +88,7 @@ class Domain:
     crossings: tuple = None  # per side, the vertex across it and the next sides (`_crossings`; on the first walk)
     outside: np.ndarray = None  # clearance grid cells wholly outside the mesh (`_outside_cells`; on the first test)
     outline: object = None  # with thinned nodes, the outline's edges in a grid (meshfree.Outline), for `visible`
+    columns: np.ndarray = None  # (2, n) the points' coordinates as columns, for walks (on the first walk)
 
     @classmethod
     def from_mesh(cls, points, tris, max_nodes=MAX_NODES, links=True, bones=None):
@@ -274,7 +275,9 @@ class Domain:
         unit = d / np.maximum(length, 1e-300)[:, None]
         ok = length <= tol
         # The loop below reads columns: gathers from 1-D arrays are cheaper than from rows.
-        (x, y), (px, py), (ux, uy), (qx, qy) = pts.T.copy(), p.T.copy(), unit.T.copy(), q.T.copy()
+        if self.columns is None:
+            self.columns = pts.T.copy()
+        (x, y), (px, py), (ux, uy), (qx, qy) = self.columns, p.T.copy(), unit.T.copy(), q.T.copy()
         # Queries at a vertex (start, or passed through exactly), and queries in a triangle about to cross
         # its side k (3 t + k in `side`).
         at_q, at_v = np.flatnonzero(~ok), i[~ok]
