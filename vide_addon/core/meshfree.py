@@ -57,27 +57,33 @@ class Samples:
         share it) and the `extra` points (handle samples) as graph nodes; the mesh vertices linked to them."""
         domain = Domain.from_mesh(points, tris, links=False)
         outline = Outline(domain, spacing)
-        lattice = _lattice(domain, spacing)
-        lattice = np.vstack([lattice, _fill_thin_parts(outline, tris, lattice, spacing)])
-        pts = np.vstack([lattice, np.asarray(extra, float).reshape(-1, 2)])
-        clear = outline.clearance(pts)
+        lattice = Lattice(domain, spacing)
+        lattice_clear = outline.clearance(lattice.points)
+        thin = _fill_thin_parts(outline, tris, lattice, spacing, lattice_clear)
+        lattice_pts = np.vstack([lattice.points, thin])
+        extra = np.asarray(extra, float).reshape(-1, 2)
+        pts = np.vstack([lattice_pts, extra])
+        clear = np.concatenate([lattice_clear, outline.clearance(np.vstack([thin, extra]))])
         tree = cKDTree(pts)
         graph = _link_graph(outline, tree, clear, LINK_RADIUS * spacing)
         k = min(K_NEIGHBOURS, len(pts))
         step, near = tree.query(domain.points, k=k)
         step, near = step.reshape(-1, k), near.reshape(-1, k)
         verts = np.arange(len(domain.points))
-        # A vertex sees a sample when their clear disks cover the step between them, else when the step stays inside.
-        seen = step <= domain.clearance[:, None] + clear[near]
+        # A vertex sees a sample when their clear disks cover the step between them, else when the step stays
+        # inside. A vertex's disk: the larger of its clearance and its triangles' (from an outline vertex, the step
+        # must also leave it inwards: `straight` tests that, and then traces nothing within the disk).
+        vertex_clear = np.maximum(domain.clearance, _star_clearance(domain))
+        seen = (step <= vertex_clear[:, None] + clear[near]) & ~domain.on_boundary[:, None]
         rest = np.flatnonzero(~seen.ravel())
         seen.ravel()[rest] = outline.straight(domain.points[rest // k], pts[near.ravel()[rest]], rest // k,
-                                              domain.clearance[rest // k], clear[near.ravel()[rest]])
+                                              vertex_clear[rest // k], clear[near.ravel()[rest]])
         step[~seen] = np.inf
         _along_edges(domain, near, step)
         looked_at = coo_matrix((np.ones(near.size), (near.ravel(), np.repeat(verts, k))),
                                shape=(len(pts), len(verts))).tocsr()
         # Made now, so that inserting a bone later (the part that must be quick) only writes its steps.
-        return cls(pts, len(lattice), spacing, graph, domain, outline, near, step, looked_at, tree,
+        return cls(pts, len(lattice_pts), spacing, graph, domain, outline, near, step, looked_at, tree,
                    _SourceGraph(graph, 4096))
 
     def distance(self, sources, offsets=None, limit=np.inf):
@@ -130,45 +136,86 @@ def _along_edges(domain, near, step):
     step[found] = step[source[found]] + dist[found, None]
 
 
-def _lattice(domain, spacing):
+class Lattice:
     """Square-lattice points inside the mesh, off its outline, centred on its bounding box: a shape that is
-    mirror-symmetric about a vertical or horizontal axis gets a mirror-symmetric lattice."""
-    lo, hi = domain.points.min(axis=0), domain.points.max(axis=0)
-    centre = 0.5 * (lo + hi)
-    half = np.floor(0.5 * (hi - lo) / spacing)
-    gx = centre[0] + np.arange(-half[0], half[0] + 1) * spacing
-    gy = centre[1] + np.arange(-half[1], half[1] + 1) * spacing
-    pts = np.stack(np.meshgrid(gx, gy), axis=-1).reshape(-1, 2)
-    pts = pts[domain.inside(pts)] if len(pts) else pts
-    return pts[_off_outline(domain, pts, spacing)]
+    mirror-symmetric about a vertical or horizontal axis gets a mirror-symmetric lattice. Kept with the grid, so
+    that the lattice point nearest to a point is found by rounding (no k-d tree over many points)."""
+
+    def __init__(self, domain, spacing):
+        lo, hi = domain.points.min(axis=0), domain.points.max(axis=0)
+        centre = 0.5 * (lo + hi)
+        half = np.floor(0.5 * (hi - lo) / spacing)
+        gx = centre[0] + np.arange(-half[0], half[0] + 1) * spacing
+        gy = centre[1] + np.arange(-half[1], half[1] + 1) * spacing
+        pts = np.stack(np.meshgrid(gx, gy), axis=-1).reshape(-1, 2)
+        keep = domain.inside(pts) if len(pts) else np.zeros(0, bool)
+        keep[keep] = _off_outline(domain, pts[keep], spacing)
+        self.points, self.origin, self.spacing = pts[keep], np.array([gx[0], gy[0]]), spacing
+        self.index = np.full(len(pts), -1)  # at each grid node (row by row), its lattice point (-1: none)
+        self.index[keep] = np.arange(len(self.points))
+        self.index = self.index.reshape(len(gy), len(gx))
+
+    def __len__(self):
+        return len(self.points)
+
+    def at_nearest_node(self, pts):
+        """The lattice point at the grid node nearest to each point (-1: the node is outside the mesh or on its
+        outline)."""
+        col = np.clip(np.rint((pts[:, 0] - self.origin[0]) / self.spacing).astype(np.int64), 0, self.index.shape[1] - 1)
+        row = np.clip(np.rint((pts[:, 1] - self.origin[1]) / self.spacing).astype(np.int64), 0, self.index.shape[0] - 1)
+        return self.index[row, col]
 
 
-def _fill_thin_parts(outline, tris, lattice, spacing):
+def _star_clearance(domain):
+    """Per vertex, how far every straight step from it into its triangles stays in them: the least distance to
+    their far sides (less a few rounding tolerances); 0 for a vertex of no triangle. Near the outline this is
+    often more than the clearance, and an inner vertex's triangles surround it."""
+    corners = domain.points[domain.tris]  # (t, 3, 2)
+    out = np.where(domain.star_count > 0, np.inf, 0.0)
+    twice_area = np.abs(_cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0]))
+    for c in range(3):
+        far_side = np.hypot(*(corners[:, (c + 2) % 3] - corners[:, (c + 1) % 3]).T)
+        np.minimum.at(out, domain.tris[:, c], twice_area / np.maximum(far_side, 1e-300))
+    return np.maximum(out - 3.0 * domain.tolerance, 0.0)
+
+
+def _fill_thin_parts(outline, tris, lattice, spacing, lattice_clear):
     """Samples for the parts of the shape thinner than the lattice spacing (a hoof a few pixels wide), where
     the lattice may have none or a chain of them too far apart to link: triangle centres of the mesh that
     see no lattice sample within 1.5 spacings, at most one per half-spacing cell. Elsewhere the samples do
-    not depend on the mesh."""
+    not depend on the mesh. `lattice_clear`: the lattice points' clearance."""
     corners = outline.domain.points[np.asarray(tris, np.int64).reshape(-1, 3)]
     centres = corners.mean(axis=1)
     # No outline edge enters a triangle, so its centre is a third of its least height or more from the outline.
-    sides = np.hypot(*(np.roll(corners, -1, axis=1) - corners).transpose(2, 0, 1)).max(axis=1)
+    sides = [np.hypot(*(corners[:, (c + 1) % 3] - corners[:, c]).T) for c in range(3)]
+    sides = np.maximum(np.maximum(sides[0], sides[1]), sides[2])
     twice_area = np.abs(_cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0]))
     clear = np.maximum(outline.domain.clear.at(centres), twice_area / (3.0 * np.maximum(sides, 1e-300)))
     off = _off_outline(outline.domain, centres, spacing, clear)
     centres, clear = centres[off], clear[off]
     if len(lattice):
-        centres = centres[~_sees_any(outline, centres, clear, lattice, 1.5 * spacing)]
+        # Most centres see the lattice point at their nearest grid node (within 0.71 spacings), their clear disks
+        # covering the step: the search is left to the others.
+        node = lattice.at_nearest_node(centres)
+        has = np.flatnonzero(node >= 0)
+        gap = np.hypot(*(centres[has] - lattice.points[node[has]]).T)
+        rest = np.ones(len(centres), bool)
+        rest[has[gap <= clear[has] + lattice_clear[node[has]]]] = False
+        rest[rest] = ~_sees_any(outline, centres[rest], clear[rest], lattice.points, 1.5 * spacing, lattice_clear)
+        centres = centres[rest]
     return centres[one_per_cell(centres, np.arange(len(centres)), 0.5 * spacing)]
 
 
-def _sees_any(outline, pts, clear, targets, radius):
+def _sees_any(outline, pts, clear, targets, radius, target_clear):
     """Whether each point sees (in a straight line inside the mesh) any of `targets` within `radius`: the
-    nearest is tried first (inside if the clear disks of both ends cover the step; `clear`: lower bounds of
-    the points' distances to the outline), the others only for the points that do not see it."""
+    nearest is tried first (inside if the clear disks of both ends cover the step; `clear`, `target_clear`: lower
+    bounds of the points' and the targets' distances to the outline), the others only for the points that do not
+    see it."""
+    if len(pts) == 0:
+        return np.zeros(0, bool)
     tree = cKDTree(targets)
     gap, nearest = tree.query(pts)
     seen = gap <= radius
-    target_clear = outline.clearance(targets)
     test = np.flatnonzero(seen & (gap > clear + target_clear[nearest]))
     seen[test] = outline.straight(pts[test], targets[nearest[test]], None, clear[test], target_clear[nearest[test]])
     rest = np.flatnonzero(~seen)
