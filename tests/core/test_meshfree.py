@@ -241,6 +241,33 @@ def test_distances_cut_short_are_exact_wherever_cells_and_supports_reach(case):
     assert np.array_equal(rig._dual(len(rig.handles))[np.ix_(live, live)], touching)
 
 
+def test_vertex_steps_traced_only_when_shortest_give_the_distances_that_tracing_every_step_gives():
+    """Samples.at_vertices traces a vertex's step to a sample only when it would be the vertex's shortest (and
+    shorter than the reach asked for). Against a copy with every step traced first: the same distances wherever
+    the result is below the reach, and the reach or more elsewhere; most steps were never traced. The strip a
+    pixel and a half beside the body has vertices whose nearest samples lie across the slit."""
+    import copy
+
+    poly = np.array([(0, 0), (50, 0), (50, 60), (51.5, 60), (51.5, 10), (53.5, 10), (53.5, 62), (0, 62)], float)
+    pts, tris = polygon_mesh(poly, 1.0, jitter=0.1, seed=1)
+    lazy = Samples.from_mesh(pts, tris, 4.0, extra=[(10.0, 50.0), (52.5, 12.0)])
+    full = copy.deepcopy(lazy)
+    untested = lazy.vertex_untested.sum()
+    full._test(np.arange(len(pts)))
+    assert not full.vertex_untested.any() and np.isinf(full.vertex_step).any(), "some steps leave the mesh"
+    dist = np.stack([lazy.distance([len(lazy.points) - 2]), lazy.distance([len(lazy.points) - 1])], axis=1)
+    verts, cols = np.repeat(np.arange(len(pts)), 2), np.tile([0, 1], len(pts))
+    expected = full.at_vertices(dist, verts, cols)
+    reach = np.where(cols == 0, 30.0, np.inf)
+    got = lazy.at_vertices(dist, verts, cols, reach)
+    below = expected < reach
+    assert np.array_equal(got[below], expected[below]) and (got[~below] >= reach[~below]).all()
+    assert below.mean() < 0.9 and np.isfinite(expected[cols == 1]).all()
+    assert lazy.vertex_untested.sum() > 0.5 * untested, "most untested steps stayed untested"
+    strip = pts[:, 0] > 51
+    assert np.isinf(full.vertex_step[strip]).any(), "from the strip, some nearest samples are across the slit"
+
+
 def test_a_bone_added_to_a_bone_rig_weights_as_if_bound_with_it():
     """A bone added later starts from the lattice samples it links to (a straight step from each) instead of
     samples of its own, and the virtual handles placed before it that it does not crowd stay: the weights are
@@ -356,9 +383,12 @@ def test_the_outline_grid_tells_inside_segments_as_a_brute_force_crossing_test_d
     assert np.array_equal(got, expected)
     assert np.array_equal(outline.straight(domain.points[start], vq, start, domain.clearance[start], clear(vq)),
                           expected)
-    # The vertex links trim with the larger disk of a vertex's triangles: the same answers.
-    assert np.array_equal(outline.straight(domain.points[start], vq, start, _star_clearance(domain)[start], clear(vq)),
-                          expected)
+    # The vertex links trim with the larger disk of a vertex's triangles: the same answers. Segments that their
+    # disks cover (not traced at all) are among the inside ones.
+    star = _star_clearance(domain)[start]
+    assert np.array_equal(outline.straight(domain.points[start], vq, start, star, clear(vq)), expected)
+    covered = outline.covers(domain.points[start], vq, start, star, clear(vq))
+    assert covered.sum() > 50 and expected[covered].all()
     assert 0.2 < got.mean() < 0.9 and 0.2 < expected[:1000].mean(), "both kinds of answer were tested"
 
 

@@ -47,6 +47,9 @@ class Samples:
     outline: "Outline"
     vertex_near: np.ndarray  # (vertices, k) sample indices
     vertex_step: np.ndarray  # (vertices, k) straight lengths, inf where the vertex does not see the sample
+    vertex_untested: np.ndarray  # (vertices, k) the step may leave the mesh: tested when needed (`at_vertices`)
+    clear: np.ndarray  # (n,) lower bounds of the samples' distances to the outline
+    vertex_clear: np.ndarray  # (vertices,) and of the mesh vertices' (within their triangles: `_star_clearance`)
     sample_vertices: csr_matrix = None  # (samples, vertices): which vertices look at each sample
     tree: cKDTree = None  # of the samples
     sourced: "_SourceGraph" = field(default=None, repr=False)  # the graph with room for a handle's steps
@@ -70,21 +73,22 @@ class Samples:
         step, near = tree.query(domain.points, k=k)
         step, near = step.reshape(-1, k), near.reshape(-1, k)
         verts = np.arange(len(domain.points))
-        # A vertex sees a sample when their clear disks cover the step between them, else when the step stays
-        # inside. A vertex's disk: the larger of its clearance and its triangles' (from an outline vertex, the step
-        # must also leave it inwards: `straight` tests that, and then traces nothing within the disk).
-        vertex_clear = np.maximum(domain.clearance, _star_clearance(domain))
-        seen = (step <= vertex_clear[:, None] + clear[near]) & ~domain.on_boundary[:, None]
-        rest = np.flatnonzero(~seen.ravel())
-        seen.ravel()[rest] = outline.straight(domain.points[rest // k], pts[near.ravel()[rest]], rest // k,
-                                              vertex_clear[rest // k], clear[near.ravel()[rest]])
-        step[~seen] = np.inf
-        _along_edges(domain, near, step)
         looked_at = coo_matrix((np.ones(near.size), (near.ravel(), np.repeat(verts, k))),
                                shape=(len(pts), len(verts))).tocsr()
+        # A vertex sees a sample when their clear disks cover the step between them (leaving an outline vertex
+        # inwards); the vertex's disk is the larger of its clearance and its triangles'. Other steps are traced
+        # only where one would be a vertex's shortest (most never are), or where a vertex has no step known
+        # inside (it may see no sample: `_along_edges` then looks for one along mesh edges).
+        vertex_clear = np.maximum(domain.clearance, _star_clearance(domain))
+        start = np.repeat(verts, k)
+        untested = ~outline.covers(domain.points[start], pts[near.ravel()], start, vertex_clear[start],
+                                   clear[near.ravel()]).reshape(-1, k)
+        samples = cls(pts, len(lattice_pts), spacing, graph, domain, outline, near, step, untested, clear,
+                      vertex_clear, looked_at, tree, _SourceGraph(graph, 4096))
+        samples._test(np.flatnonzero(untested.all(axis=1)))
+        _along_edges(samples)
         # Made now, so that inserting a bone later (the part that must be quick) only writes its steps.
-        return cls(pts, len(lattice_pts), spacing, graph, domain, outline, near, step, looked_at, tree,
-                   _SourceGraph(graph, 4096))
+        return samples
 
     def distance(self, sources, offsets=None, limit=np.inf):
         """Distances from a handle: its samples `sources`, each a straight step (`offsets`) from it, up to
@@ -103,24 +107,42 @@ class Samples:
         marked[_links_from(self.sample_vertices, rows)[1]] = True
         return np.flatnonzero(marked)
 
-    def at_vertices(self, dist, vertices=None, columns=None):
-        """Distances (vertices, handles) at the mesh vertices (or the `vertices` given) from distances
-        (samples, handles) at the samples (only the `columns` given): the shortest straight step from a
-        sample each vertex sees."""
-        near, step = self.vertex_near, self.vertex_step
-        if vertices is not None:
-            near, step = near[vertices], step[vertices]
-        dist = dist if columns is None else dist[:, columns]
-        out = np.full((len(near), dist.shape[1]), np.inf)
-        for col in range(near.shape[1]):
-            np.minimum(out, dist[near[:, col]] + step[:, col, None], out=out)
-        return out
+    def at_vertices(self, dist, vertices, columns, reach=np.inf):
+        """Distances at pairs of mesh vertices and columns from distances (samples, columns) at the samples: the
+        shortest straight step from a sample the vertex sees. A step not yet known to stay inside is traced when
+        it would be the shortest and shorter than `reach` (where the shortest is `reach` or more, the value
+        returned is too, but may be less than the distance)."""
+        near = self.vertex_near[vertices]
+        pair = np.arange(len(vertices))
+        while True:
+            total = dist[near, columns[:, None]] + self.vertex_step[vertices]
+            best = total.argmin(axis=1)
+            out = total[pair, best]
+            doubt = np.flatnonzero(self.vertex_untested[vertices, best] & (out < reach))
+            if len(doubt) == 0:
+                return out
+            key = np.unique(vertices[doubt] * near.shape[1] + best[doubt])
+            self._test(key // near.shape[1], key % near.shape[1])
+
+    def _test(self, vertices, slots=None):
+        """Traces the untested steps from `vertices` to their nearest samples (all, or the `slots` given)."""
+        if slots is None:
+            k = self.vertex_near.shape[1]
+            vertices, slots = np.repeat(vertices, k), np.tile(np.arange(k), len(vertices))
+        todo = self.vertex_untested[vertices, slots]
+        v, j = vertices[todo], slots[todo]
+        s = self.vertex_near[v, j]
+        inside = self.outline.straight(self.domain.points[v], self.points[s], v, self.vertex_clear[v], self.clear[s])
+        self.vertex_step[v[~inside], j[~inside]] = np.inf
+        self.vertex_untested[v, j] = False
 
 
-def _along_edges(domain, near, step):
+def _along_edges(samples):
     """In place: a vertex that sees none of its nearest samples (in a part thinner than the spacing, such as
     a hoof a few pixels from the next) looks through the nearest vertex that does, along mesh edges. Never
-    in a straight line: that could reach across the gap into the other leg."""
+    in a straight line: that could reach across the gap into the other leg. (A vertex with no step known inside
+    has had them all traced.)"""
+    domain, near, step = samples.domain, samples.vertex_near, samples.vertex_step
     lost = np.flatnonzero(np.isinf(step).all(axis=1))
     seeing = np.flatnonzero(np.isfinite(step).any(axis=1))
     if len(lost) == 0 or len(seeing) == 0:
@@ -132,8 +154,10 @@ def _along_edges(domain, near, step):
     dist, _pred, source = dijkstra(graph, directed=False, indices=seeing, min_only=True,
                                    return_predecessors=True)
     found = lost[source[lost] >= 0]
+    samples._test(np.unique(source[found]))  # their steps are copied: known inside or not
     near[found] = near[source[found]]
     step[found] = step[source[found]] + dist[found, None]
+    samples.vertex_untested[found] = False
 
 
 class Lattice:
@@ -316,6 +340,15 @@ class Outline:
         return np.concatenate([self._straight(*(a[i:i + CHUNK] for a in (p, q, start, clear_p, clear_q)))
                                for i in range(0, max(n, 1), CHUNK)])
 
+    def covers(self, p, q, start, clear_p, clear_q):
+        """Whether each segment p-q from vertex `start` is inside without tracing it (`straight` would say so): it
+        leaves its start inwards and the clear disks of its ends (less a few rounding tolerances) cover it."""
+        slack = 3.0 * self.domain.tolerance
+        cut = np.maximum(clear_p - slack, 0.0) + np.maximum(clear_q - slack, 0.0)
+        covered = cut >= np.hypot(*(q - p).T)
+        covered[covered] = self.domain._leaves_inward(start[covered], (q - p)[covered])
+        return covered
+
     def _straight(self, p, q, start, clear_p, clear_q):
         clear = self.domain._leaves_inward(start, q - p)
         test = np.flatnonzero(clear)
@@ -428,7 +461,9 @@ def meshfree_weights(samples, handles, spread=SPREAD, gaussian=False):
     _, reach, nearest = _cells(d, handles, TOUCH * samples.spacing)
     width = np.where(np.isfinite(nearest), nearest, 2.0 * np.maximum(reach, 1e-12)) / 2.0
     values = _normalized(np.exp(-0.5 * (d / width) ** 2))
-    vertex = _normalized(np.exp(-0.5 * (samples.at_vertices(d) / width) ** 2))
+    verts = np.arange(len(samples.vertex_near))
+    at = np.stack([samples.at_vertices(d, verts, np.full(len(verts), i)) for i in range(len(handles))], axis=1)
+    vertex = _normalized(np.exp(-0.5 * (at / width) ** 2))
     return Weights(values, vertex, [], width)
 
 
@@ -695,6 +730,7 @@ class HandleSet:
         self._values, self._vertex_values = _widen(self._values, real), _widen(self._vertex_values, real)
         rows, self._stale = self._stale, np.zeros(len(self.nearest), bool)
         resized = np.array([i >= old or radius[i] != self._radius[i] for i in order], bool)
+        pairs = []  # (vertices, handle) whose vertex basis is due
         for i, new_radius in zip(order, resized):
             if not (new_radius or reblended[i]):
                 continue
@@ -706,8 +742,11 @@ class HandleSet:
                 # The vertices looking at the samples it reached, old support or new: at any other, the basis
                 # was and stays 0.
                 verts = self.samples.vertices_near(reached)
-                at = self.samples.at_vertices(self._d, verts, [i])[:, 0]
-                self._vertex_basis[verts, i] = bezier_falloff(at / radius[i])
+                pairs.append((verts, np.full(len(verts), i)))
+        if pairs:  # all handles at once: the steps they need traced in one go
+            verts, ids = (np.concatenate(a) for a in zip(*pairs))
+            at = self.samples.at_vertices(self._d, verts, ids, reach=radius[ids])
+            self._vertex_basis[verts, ids] = bezier_falloff(at / radius[ids])
         verts = self.samples.vertices_near(np.flatnonzero(rows))
         rows = np.flatnonzero(rows)
         self._values[rows, :real] = _blended(self._basis[rows], real_ids, virtual, blend[virtual])
