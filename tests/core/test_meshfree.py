@@ -241,9 +241,9 @@ def test_distances_cut_short_are_exact_wherever_cells_and_supports_reach(case):
     assert np.array_equal(rig._dual(len(rig.handles))[np.ix_(live, live)], touching)
 
 
-def test_vertex_steps_traced_only_when_shortest_give_the_distances_that_tracing_every_step_gives():
-    """Samples.at_vertices traces a vertex's step to a sample only when it would be the vertex's shortest (and
-    shorter than the reach asked for). Against a copy with every step traced first: the same distances wherever
+def test_vertex_steps_traced_only_when_they_may_be_shortest_give_the_distances_that_tracing_every_step_gives():
+    """Samples.at_vertices traces a vertex's step to a sample only when it is shorter than the shortest known to
+    stay inside and than the reach asked for. Against a copy with every step traced first: the same distances wherever
     the result is below the reach, and the reach or more elsewhere; most steps were never traced. The strip a
     pixel and a half beside the body has vertices whose nearest samples lie across the slit."""
     import copy

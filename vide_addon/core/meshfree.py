@@ -109,20 +109,21 @@ class Samples:
 
     def at_vertices(self, dist, vertices, columns, reach=np.inf):
         """Distances at pairs of mesh vertices and columns from distances (samples, columns) at the samples: the
-        shortest straight step from a sample the vertex sees. A step not yet known to stay inside is traced when
-        it would be the shortest and shorter than `reach` (where the shortest is `reach` or more, the value
-        returned is too, but may be less than the distance)."""
+        shortest straight step from a sample the vertex sees. Steps not yet known to stay inside are traced (all
+        at once) only where they are shorter than both the shortest step known inside and `reach` (where the
+        shortest is `reach` or more, the value returned is too, but may be less than the distance)."""
         near = self.vertex_near[vertices]
-        pair = np.arange(len(vertices))
-        while True:
-            total = dist[near, columns[:, None]] + self.vertex_step[vertices]
-            best = total.argmin(axis=1)
-            out = total[pair, best]
-            doubt = np.flatnonzero(self.vertex_untested[vertices, best] & (out < reach))
-            if len(doubt) == 0:
-                return out
-            key = np.unique(vertices[doubt] * near.shape[1] + best[doubt])
+        total = dist[near, columns[:, None]] + self.vertex_step[vertices]
+        untested = self.vertex_untested[vertices]
+        known = np.where(untested, np.inf, total).min(axis=1)
+        doubt = untested & (total < np.minimum(known, reach)[:, None])
+        row, slot = np.nonzero(doubt)
+        if len(row):
+            key = np.unique(vertices[row] * near.shape[1] + slot)
             self._test(key // near.shape[1], key % near.shape[1])
+            out = np.isinf(self.vertex_step[vertices[row], slot])
+            total[row[out], slot[out]] = np.inf
+        return total.min(axis=1)
 
     def _test(self, vertices, slots=None):
         """Traces the untested steps from `vertices` to their nearest samples (all, or the `slots` given)."""
