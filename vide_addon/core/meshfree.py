@@ -80,9 +80,11 @@ class Samples:
         # only where one would be a vertex's shortest (most never are), or where a vertex has no step known
         # inside (it may see no sample: `_along_edges` then looks for one along mesh edges).
         vertex_clear = np.maximum(domain.clearance, _star_clearance(domain))
-        start = np.repeat(verts, k)
-        untested = ~outline.covers(domain.points[start], pts[near.ravel()], start, vertex_clear[start],
-                                   clear[near.ravel()]).reshape(-1, k)
+        untested = step > vertex_clear[:, None] + clear[near]
+        rim = np.repeat(np.flatnonzero(domain.on_boundary), k)
+        slot = np.tile(np.arange(k), len(rim) // k)
+        untested[rim, slot] = ~outline.covers(domain.points[rim], pts[near[rim, slot]], rim, vertex_clear[rim],
+                                              clear[near[rim, slot]])
         samples = cls(pts, len(lattice_pts), spacing, graph, domain, outline, near, step, untested, clear,
                       vertex_clear, looked_at, tree, _SourceGraph(graph, 4096))
         samples._test(np.flatnonzero(untested.all(axis=1)))
@@ -194,13 +196,15 @@ class Lattice:
 def _star_clearance(domain):
     """Per vertex, how far every straight step from it into its triangles stays in them: the least distance to
     their far sides (less a few rounding tolerances); 0 for a vertex of no triangle. Near the outline this is
-    often more than the clearance, and an inner vertex's triangles surround it."""
-    corners = domain.points[domain.tris]  # (t, 3, 2)
+    often more than the clearance, and an inner vertex's triangles surround it. (On coordinate columns: four
+    times as fast as on rows at 120k triangles.)"""
+    x, y = domain.points[:, 0], domain.points[:, 1]
+    a, b, c = domain.tris.T
+    ax, ay, bx, by, cx, cy = x[a], y[a], x[b], y[b], x[c], y[c]
+    twice_area = np.abs((bx - ax) * (cy - ay) - (by - ay) * (cx - ax))
     out = np.where(domain.star_count > 0, np.inf, 0.0)
-    twice_area = np.abs(_cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0]))
-    for c in range(3):
-        far_side = np.hypot(*(corners[:, (c + 2) % 3] - corners[:, (c + 1) % 3]).T)
-        np.minimum.at(out, domain.tris[:, c], twice_area / np.maximum(far_side, 1e-300))
+    for corner, (ux, uy, vx, vy) in zip((a, b, c), ((bx, by, cx, cy), (cx, cy, ax, ay), (ax, ay, bx, by))):
+        np.minimum.at(out, corner, twice_area / np.maximum(np.hypot(vx - ux, vy - uy), 1e-300))
     return np.maximum(out - 3.0 * domain.tolerance, 0.0)
 
 
