@@ -77,8 +77,8 @@ class Samples:
                                shape=(len(pts), len(verts))).tocsr()
         # A vertex sees a sample when their clear disks cover the step between them (leaving an outline vertex
         # inwards); the vertex's disk is the larger of its clearance and its triangles'. Other steps are traced
-        # only where one would be a vertex's shortest (most never are), or where a vertex has no step known
-        # inside (it may see no sample: `_along_edges` then looks for one along mesh edges).
+        # only where one may be a vertex's shortest (most never are), or where a vertex has no step known inside
+        # until it has one (one that sees no sample gets its steps along mesh edges: `_along_edges`).
         vertex_clear = np.maximum(domain.clearance, _star_clearance(domain))
         untested = step > vertex_clear[:, None] + clear[near]
         rim = np.repeat(np.flatnonzero(domain.on_boundary), k)
@@ -87,7 +87,10 @@ class Samples:
                                               clear[near[rim, slot]])
         samples = cls(pts, len(lattice_pts), spacing, graph, domain, outline, near, step, untested, clear,
                       vertex_clear, looked_at, tree, _SourceGraph(graph, 4096))
-        samples._test(np.flatnonzero(untested.all(axis=1)))
+        blind = np.flatnonzero(untested.all(axis=1))
+        for slot in range(k):  # nearest first, until each vertex has a step known inside (most: the first)
+            samples._test(blind, np.full(len(blind), slot))
+            blind = blind[np.isinf(samples.vertex_step[blind, slot])]
         _along_edges(samples)
         # Made now, so that inserting a bone later (the part that must be quick) only writes its steps.
         return samples
