@@ -758,7 +758,10 @@ class HandleSet:
         verts = self.samples.vertices_near(np.flatnonzero(rows))
         rows = np.flatnonzero(rows)
         self._values[rows, :real] = _blended(self._basis[rows], real_ids, virtual, blend[virtual])
-        self._vertex_values[verts, :real] = _blended(self._vertex_basis[verts], real_ids, virtual, blend[virtual])
+        if len(verts) == len(self._vertex_values):  # all of them (a bind): no copy in and out, 35 MB each on the comb
+            self._vertex_values = _blended(self._vertex_basis, real_ids, virtual, blend[virtual])
+        else:
+            self._vertex_values[verts, :real] = _blended(self._vertex_basis[verts], real_ids, virtual, blend[virtual])
         self._radius, self._blend = radius, blend
 
     @property
@@ -824,7 +827,10 @@ def _blended(basis, real, virtual, blend):
     plus the virtual handles' by their `blend` (virtual, real). (Not one product with a blend that is the identity
     on the real handles: on the 63k hand 68 columns against 8.)"""
     total = basis.sum(axis=1, keepdims=True)
-    return (basis[:, real] + basis[:, virtual] @ blend) / np.where(total > 0, total, 1.0)
+    np.place(total, total == 0, 1.0)  # points no handle reaches (another island) stay 0
+    first = np.array_equal(real, np.arange(len(real)))  # as after a bind: a view, not a copy
+    own = basis[:, :len(real)] if first else basis[:, real]
+    return (own + basis[:, virtual] @ blend if len(virtual) else own) / total
 
 
 def _normalized(basis):
