@@ -188,12 +188,12 @@ class Lattice:
     def __len__(self):
         return len(self.points)
 
-    def at_nearest_node(self, pts):
-        """The lattice point at the grid node nearest to each point (-1: the node is outside the mesh or on its
-        outline)."""
-        col = np.clip(np.rint((pts[:, 0] - self.origin[0]) / self.spacing).astype(np.int64), 0, self.index.shape[1] - 1)
-        row = np.clip(np.rint((pts[:, 1] - self.origin[1]) / self.spacing).astype(np.int64), 0, self.index.shape[0] - 1)
-        return self.index[row, col]
+    def at_nearest_node(self, pts, offset=(0, 0)):
+        """The lattice point at the grid node nearest to each point, or `offset` (columns, rows) from it (-1: the
+        node is outside the mesh or on its outline)."""
+        col = np.rint((pts[:, 0] - self.origin[0]) / self.spacing).astype(np.int64) + offset[0]
+        row = np.rint((pts[:, 1] - self.origin[1]) / self.spacing).astype(np.int64) + offset[1]
+        return self.index[np.clip(row, 0, self.index.shape[0] - 1), np.clip(col, 0, self.index.shape[1] - 1)]
 
 
 def _star_clearance(domain):
@@ -226,13 +226,14 @@ def _fill_thin_parts(outline, tris, lattice, spacing, lattice_clear):
     off = _off_outline(outline.domain, centres, spacing, clear)
     centres, clear = centres[off], clear[off]
     if len(lattice):
-        # Most centres see the lattice point at their nearest grid node (within 0.71 spacings), their clear disks
+        # Most centres see a lattice point at their nearest grid node or one of its 8 neighbours, their clear disks
         # covering the step: the search is left to the others.
-        node = lattice.at_nearest_node(centres)
-        has = np.flatnonzero(node >= 0)
-        gap = np.hypot(*(centres[has] - lattice.points[node[has]]).T)
         rest = np.ones(len(centres), bool)
-        rest[has[gap <= clear[has] + lattice_clear[node[has]]]] = False
+        for offset in np.ndindex(3, 3):
+            node = lattice.at_nearest_node(centres, np.subtract(offset, 1))
+            has = np.flatnonzero((node >= 0) & rest)
+            gap = np.hypot(*(centres[has] - lattice.points[node[has]]).T)
+            rest[has[(gap <= clear[has] + lattice_clear[node[has]]) & (gap <= 1.5 * spacing)]] = False
         rest[rest] = ~_sees_any(outline, centres[rest], clear[rest], lattice.points, 1.5 * spacing, lattice_clear)
         centres = centres[rest]
     return centres[one_per_cell(centres, np.arange(len(centres)), 0.5 * spacing)]
@@ -287,7 +288,8 @@ def _link_graph(outline, tree, clear, radius):
     pts = tree.data
     n = len(pts)
     pairs = tree.query_pairs(radius, output_type='ndarray')
-    length = np.hypot(*(pts[pairs[:, 1]] - pts[pairs[:, 0]]).T)
+    x, y = pts[:, 0], pts[:, 1]
+    length = np.hypot(x[pairs[:, 1]] - x[pairs[:, 0]], y[pairs[:, 1]] - y[pairs[:, 0]])  # columns: 3 times as fast
     inside = length <= clear[pairs[:, 0]] + clear[pairs[:, 1]]  # the two ends' clear disks cover the link
     rest = np.flatnonzero(~inside)
     inside[rest] = outline.straight(pts[pairs[rest, 0]], pts[pairs[rest, 1]], None, clear[pairs[rest, 0]],
