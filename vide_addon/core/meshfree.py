@@ -89,6 +89,8 @@ class Samples:
                       vertex_clear, looked_at, tree, _SourceGraph(graph, 4096))
         blind = np.flatnonzero(untested.all(axis=1))
         for slot in range(k):  # nearest first, until each vertex has a step known inside (most: the first)
+            if len(blind) == 0:
+                break
             samples._test(blind, np.full(len(blind), slot))
             blind = blind[np.isinf(samples.vertex_step[blind, slot])]
         _along_edges(samples)
