@@ -738,7 +738,7 @@ class HandleSet:
         # A handle's basis f(d / r_d) changes only if its radius did; the weights change wherever such a basis
         # reaches (it is normalized with its neighbours), wherever a virtual handle whose blend changed
         # reaches, and wherever a dropped one did.
-        # As wide as the handles, not as `_d` (which keeps room for more): the vertex arrays are large.
+        # As wide as the handles at a bind, not as `_d` (which keeps room for more): the vertex arrays are large.
         self._basis, self._vertex_basis = _widen(self._basis, count), _widen(self._vertex_basis, count)
         self._values, self._vertex_values = _widen(self._values, real), _widen(self._vertex_values, real)
         rows, self._stale = self._stale, np.zeros(len(self.nearest), bool)
@@ -819,10 +819,11 @@ def _tie(d):
 
 
 def _widen(a, columns):
-    """`a` with zero columns added up to `columns`."""
+    """`a` with zero columns added up to `columns`, or to twice its width if more: bones inserted one at a time
+    do not copy it each time, and a bind makes it no wider than its handles."""
     if a.shape[1] >= columns:
         return a
-    wide = np.zeros((a.shape[0], columns), a.dtype)  # not np.pad, which writes every new zero itself
+    wide = np.zeros((a.shape[0], max(columns, 2 * a.shape[1])), a.dtype)  # not np.pad: it writes every zero
     wide[:, :a.shape[1]] = a
     return wide
 
