@@ -231,13 +231,16 @@ def _fill_thin_parts(outline, tris, lattice, spacing, lattice_clear):
     if len(lattice):
         # Most centres see a lattice point at their nearest grid node or one of its 8 neighbours, their clear disks
         # covering the step: the search is left to the others.
-        rest = np.ones(len(centres), bool)
-        for offset in np.ndindex(3, 3):
-            node = lattice.at_nearest_node(centres, np.subtract(offset, 1))
-            has = np.flatnonzero((node >= 0) & rest)
-            gap = np.hypot(*(centres[has] - lattice.points[node[has]]).T)
-            rest[has[(gap <= clear[has] + lattice_clear[node[has]]) & (gap <= 1.5 * spacing)]] = False
-        rest[rest] = ~_sees_any(outline, centres[rest], clear[rest], lattice.points, 1.5 * spacing, lattice_clear)
+        rest = np.arange(len(centres))
+        for offset in [(0, 0), (1, 0), (-1, 0), (0, 1), (0, -1), (1, 1), (1, -1), (-1, 1), (-1, -1)]:
+            node = lattice.at_nearest_node(centres[rest], offset)
+            has = np.flatnonzero(node >= 0)
+            at, node = rest[has], node[has]
+            gap = np.hypot(*(centres[at] - lattice.points[node]).T)
+            seen = np.zeros(len(rest), bool)
+            seen[has] = (gap <= clear[at] + lattice_clear[node]) & (gap <= 1.5 * spacing)
+            rest = rest[~seen]
+        rest = rest[~_sees_any(outline, centres[rest], clear[rest], lattice.points, 1.5 * spacing, lattice_clear)]
         centres = centres[rest]
     return centres[one_per_cell(centres, np.arange(len(centres)), 0.5 * spacing)]
 
