@@ -5,7 +5,8 @@ import pytest
 from scipy.sparse import csr_matrix
 from test_geodesic_and_weights import ELL, LEGS, polygon_mesh
 from vide_addon.core.geodesic import _touch, one_per_cell
-from vide_addon.core.meshfree import Samples, _fill_thin_parts, _lattice, bezier_falloff, meshfree_weights
+from vide_addon.core.meshfree import (Lattice, Samples, _fill_thin_parts, _star_clearance, bezier_falloff,
+                                      meshfree_weights)
 
 # Five handles on two legs; the two on each leg sit close, so cells reach past their neighbours.
 FIVE = np.array([(20.0, 10.0), (20.0, 30.0), (64.0, 10.0), (64.0, 30.0), (42.0, 118.0)])
@@ -240,6 +241,33 @@ def test_distances_cut_short_are_exact_wherever_cells_and_supports_reach(case):
     assert np.array_equal(rig._dual(len(rig.handles))[np.ix_(live, live)], touching)
 
 
+def test_vertex_steps_traced_only_when_they_may_be_shortest_give_the_distances_that_tracing_every_step_gives():
+    """Samples.at_vertices traces a vertex's step to a sample only when it is shorter than the shortest known to
+    stay inside and than the reach asked for. Against a copy with every step traced first: the same distances wherever
+    the result is below the reach, and the reach or more elsewhere; most steps were never traced. The strip a
+    pixel and a half beside the body has vertices whose nearest samples lie across the slit."""
+    import copy
+
+    poly = np.array([(0, 0), (50, 0), (50, 60), (51.5, 60), (51.5, 10), (53.5, 10), (53.5, 62), (0, 62)], float)
+    pts, tris = polygon_mesh(poly, 1.0, jitter=0.1, seed=1)
+    lazy = Samples.from_mesh(pts, tris, 4.0, extra=[(10.0, 50.0), (52.5, 12.0)])
+    full = copy.deepcopy(lazy)
+    untested = lazy.vertex_untested.sum()
+    full._test(np.arange(len(pts)))
+    assert not full.vertex_untested.any() and np.isinf(full.vertex_step).any(), "some steps leave the mesh"
+    dist = np.stack([lazy.distance([len(lazy.points) - 2]), lazy.distance([len(lazy.points) - 1])], axis=1)
+    verts, cols = np.repeat(np.arange(len(pts)), 2), np.tile([0, 1], len(pts))
+    expected = full.at_vertices(dist, verts, cols)
+    reach = np.where(cols == 0, 30.0, np.inf)
+    got = lazy.at_vertices(dist, verts, cols, reach)
+    below = expected < reach
+    assert np.array_equal(got[below], expected[below]) and (got[~below] >= reach[~below]).all()
+    assert below.mean() < 0.9 and np.isfinite(expected[cols == 1]).all()
+    assert lazy.vertex_untested.sum() > 0.5 * untested, "most untested steps stayed untested"
+    strip = pts[:, 0] > 51
+    assert np.isinf(full.vertex_step[strip]).any(), "from the strip, some nearest samples are across the slit"
+
+
 def test_a_bone_added_to_a_bone_rig_weights_as_if_bound_with_it():
     """A bone added later starts from the lattice samples it links to (a straight step from each) instead of
     samples of its own, and the virtual handles placed before it that it does not crowd stay: the weights are
@@ -355,7 +383,38 @@ def test_the_outline_grid_tells_inside_segments_as_a_brute_force_crossing_test_d
     assert np.array_equal(got, expected)
     assert np.array_equal(outline.straight(domain.points[start], vq, start, domain.clearance[start], clear(vq)),
                           expected)
+    # The vertex links trim with the larger disk of a vertex's triangles: the same answers. Segments that their
+    # disks cover (not traced at all) are among the inside ones.
+    star = _star_clearance(domain)[start]
+    assert np.array_equal(outline.straight(domain.points[start], vq, start, star, clear(vq)), expected)
+    covered = outline.covers(domain.points[start], vq, start, star, clear(vq))
+    assert covered.sum() > 50 and expected[covered].all()
     assert 0.2 < got.mean() < 0.9 and 0.2 < expected[:1000].mean(), "both kinds of answer were tested"
+
+
+@pytest.mark.parametrize("poly", [LEGS, ELL])
+def test_steps_from_a_vertex_within_its_star_clearance_stay_inside(poly):
+    """_star_clearance, the clear disk of a vertex's own triangles (the vertex links skip tracing within it): no
+    boundary edge comes that near an inner vertex (exact distances), and every step that short leaving an outline
+    vertex inwards crosses no boundary edge but its own (brute force). It is more than the clearance grid's bound
+    at most outline vertices (where the links are tested), so the shortcut is exercised."""
+    pts, tris = polygon_mesh(poly, 3.0, jitter=0.2, seed=4)
+    domain = Samples.from_mesh(pts, tris, 2.0).domain
+    a, b = domain.points[domain.boundary[:, 0]], domain.points[domain.boundary[:, 1]]
+    star = _star_clearance(domain)
+    inner = np.flatnonzero(~domain.on_boundary)
+    assert (outline_gap(domain.points[inner], a, b) >= star[inner]).all()
+    rim = np.flatnonzero(domain.on_boundary)
+    assert (star[rim] > domain.clearance[rim]).mean() > 0.9
+    rng = np.random.default_rng(2)
+    start = np.repeat(rim, 16)
+    angle = rng.uniform(0.0, 2.0 * np.pi, len(start))
+    step = np.column_stack([np.cos(angle), np.sin(angle)]) * star[start, None]
+    inward = domain.inside(domain.points[start] + 1e-6 * step)
+    start, step = start[inward], step[inward]
+    own = (domain.boundary[None, :, 0] == start[:, None]) | (domain.boundary[None, :, 1] == start[:, None])
+    assert not (crosses(domain.points[start], domain.points[start] + step, a, b) & ~own).any()
+    assert len(start) > 4 * len(rim), "most outline vertices open by about half a turn"
 
 
 @pytest.mark.parametrize("poly", [LEGS, ELL])
@@ -383,6 +442,23 @@ def test_the_outline_grid_offers_every_edge_a_segment_touches(poly):
     assert expected <= found
 
 
+def test_the_lattice_point_at_the_nearest_grid_node_is_the_nearest_lattice_point():
+    """Lattice.at_nearest_node (the thin-part search's shortcut) against every lattice point tried in turn: where
+    it names one, no lattice point is nearer; where it names none, none lies within half a spacing (the square
+    around a grid node that rounds to it)."""
+    pts, tris = polygon_mesh(LEGS, 3.0, jitter=0.2, seed=1)
+    domain = Samples.from_mesh(pts, tris, 4.0).domain
+    lattice = Lattice(domain, 4.0)
+    rng = np.random.default_rng(3)
+    query = rng.uniform(domain.points.min(axis=0) - 5.0, domain.points.max(axis=0) + 5.0, (3000, 2))
+    node = lattice.at_nearest_node(query)
+    gaps = np.hypot(*(query[:, None] - lattice.points[None]).transpose(2, 0, 1))
+    named = node >= 0
+    assert np.allclose(gaps[named, node[named]], gaps[named].min(axis=1), rtol=0, atol=1e-12)
+    assert (gaps[~named].min(axis=1) > 2.0 - 1e-12).all()
+    assert named.sum() > 1000 and (~named).sum() > 50, "both answers were tested"
+
+
 def test_thin_parts_get_the_samples_that_every_centre_tried_in_turn_gives():
     """The thin-part search (whose shortcuts skip most centres: a third of a triangle's least height from the
     outline, clear disks at both ends) against every triangle centre tried in turn: the centres farther than a
@@ -395,7 +471,8 @@ def test_thin_parts_get_the_samples_that_every_centre_tried_in_turn_gives():
     spacing = 4.0
     outline = Samples.from_mesh(pts, tris, spacing).outline
     domain = outline.domain
-    lattice = _lattice(domain, spacing)
+    grid = Lattice(domain, spacing)
+    lattice = grid.points
     centres = domain.points[tris].mean(axis=1)
     off = outline_gap(centres, outline.a, outline.b) > 1e-3 * spacing
     query, near = np.nonzero(np.hypot(*(centres[:, None] - lattice[None]).transpose(2, 0, 1)) <= 1.5 * spacing)
@@ -404,4 +481,4 @@ def test_thin_parts_get_the_samples_that_every_centre_tried_in_turn_gives():
     found = centres[off & ~sees]
     expected = found[one_per_cell(found, np.arange(len(found)), 0.5 * spacing)]
     assert len(expected) >= 10 and (expected[:, 0] > 50).all(), "the strip and the bar above it, only, are thin"
-    assert np.array_equal(_fill_thin_parts(outline, tris, lattice, spacing), expected)
+    assert np.array_equal(_fill_thin_parts(outline, tris, grid, spacing, outline.clearance(lattice)), expected)
