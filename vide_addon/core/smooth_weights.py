@@ -37,7 +37,7 @@ from scipy.sparse import csgraph
 from scipy.sparse.linalg import splu
 from scipy.spatial import cKDTree
 
-from .weights import by_rows, entry_rows, flat_csr, placing, strongest, to_csr
+from .weights import block_rows, by_rows, entry_rows, flat_csr, strongest, to_csr
 
 WIDTH_FLOOR = 0.5  # on a bone, weights are held as hard as half the way to the outline
 GEODESIC_REACH = 1e-8  # exp(-d / s) seeds this small are about 18 smoothness lengths further than the nearest bone
@@ -191,19 +191,26 @@ class JointBlend:
         return strongest(diffused, max_influences, prune)
 
     def _blended(self, seeds, system=None):
-        """The seeds (n, k, CSR) diffused on the zone (or on the rows of `system`, from `_system`); the others keep
-        their seeds."""
+        """The seeds (n, k, CSR) diffused on the zone (or on the rows of `system`, from `_system`), the others keeping
+        their seeds, as a CSR matrix without the diffused weights under DROP, put together a block of rows at a time
+        (`block_rows`)."""
         rows = (system or (self._inside,))[0]
+        n = seeds.shape[0]
+        rows = np.arange(n) if rows is ALL else rows
         solved = self._solved(seeds, system)
-        if rows is ALL:
-            return solved
-        outside = np.ones(seeds.shape[0])
-        outside[rows] = 0.0
-        return sparse.diags(outside) @ seeds + placing(rows, seeds.shape[0]) @ solved
+        blocks = []
+        for start, stop in block_rows(seeds.shape):
+            block = seeds[start:stop].toarray()
+            lo, hi = np.searchsorted(rows, [start, stop])
+            diffused = np.hstack([part[lo:hi] for part in solved])
+            diffused[np.abs(diffused) < DROP] = 0.0
+            block[rows[lo:hi] - start] = diffused
+            blocks.append(to_csr(block))
+        return sparse.vstack(blocks, format="csr")
 
     def _solved(self, seeds, system=None):
-        """The diffused seeds (n, k, CSR) on the zone's vertices (or on those of `system`), as a CSR matrix without the
-        entries under DROP: solved SOLVE_COLUMNS columns at a time, so only those are ever dense."""
+        """The diffused seeds (n, k, CSR) on the zone's vertices (or on those of `system`), dense, SOLVE_COLUMNS
+        columns at a time (a list)."""
         rows, anchor, rim, held, solve = system or (self._inside, self._anchor, self._rim, self._held, self._solve)
         inside = seeds[rows]
         rhs = sparse.diags(anchor) @ inside
@@ -215,9 +222,8 @@ class JointBlend:
             solved = solve(rhs[:, i:i + SOLVE_COLUMNS].toarray())
             if self.reach:  # only where the bone reaches: its diffused weight fades in as its seed grows to `reach`
                 solved *= np.minimum(inside[:, i:i + SOLVE_COLUMNS].toarray() / self.reach, 1.0)
-            solved[np.abs(solved) < DROP] = 0.0
-            parts.append(to_csr(solved))
-        return sparse.hstack(parts, format="csr")
+            parts.append(solved)
+        return parts
 
     def _factor(self, seeds):
         """Factors the matrix on the vertices solved for: all of them, or with `zone` those of the zone (a zone of most

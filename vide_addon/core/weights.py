@@ -3,10 +3,10 @@
 A bone's weight falls off with its distance inside the shape; a larger smoothness spreads it further and
 blends joints more softly. Computed with the row maximum taken out first, so distances far larger than
 the smoothness do not underflow to a row of zeros. Weights are scipy.sparse matrices (a vertex has a few bones at
-most), and the dense work runs on ROWS rows at a time: at 72k vertices and 60 bones a full (vertices, bones) array is
-35 MB, above glibc's 32 MB mmap threshold, so each such temporary is a fresh mapping whose page faults cost 4 ms a
-pass warm and over 200 ms cold (measured inside Blender on the comb of bench/weights.py); a block stays in the heap
-and in cache.
+most), and the dense work runs on blocks of BLOCK entries (`block_rows`): at 72k vertices and 60 bones a full
+(vertices, bones) array is 35 MB, above glibc's 32 MB mmap threshold, so each such temporary is a fresh mapping whose
+page faults cost 4 ms a pass warm and over 200 ms cold (measured inside Blender on the comb of bench/weights.py); a
+block stays in the heap and in cache.
 """
 
 import numpy as np
@@ -21,16 +21,22 @@ REACH = 6.0  # in smoothness lengths past the nearest bone: where a bone's weigh
 # nothing is cut: falloff_weights keeps a bone REACH of its own smoothness lengths past the nearest bone *in that
 # bone's lengths*, so a bone with a larger smoothness than another's reaches further the further the nearest is.
 MEASURED_REACH = 30.0
-ROWS = 2048  # rows per block of dense work: 2048 x 60 bones is 1 MB
+BLOCK = 1 << 17  # entries per block of dense work (1 MB): 2048 rows of 60 bones, fewer calls with fewer bones
+
+
+def block_rows(shape):
+    """(start, stop) of the blocks of rows of a (rows, bones) array that dense work takes at a time."""
+    rows = max(BLOCK // max(shape[1], 1), 1)
+    return [(start, start + rows) for start in range(0, shape[0], rows)]
 
 
 def by_rows(dense, block):
-    """`block` (a function of a dense (rows, bones) copy, returning it or a CSR matrix) applied to ROWS rows at a
-    time of `dense` (an array or a sparse matrix), as one CSR matrix: no full-size dense temporary."""
+    """`block` (a function of a dense (rows, bones) copy, returning it or a CSR matrix) applied to `block_rows` of
+    `dense` (an array or a sparse matrix) at a time, as one CSR matrix: no full-size dense temporary."""
     dense = dense.tocsr() if sparse.issparse(dense) else np.asarray(dense)
     parts = []
-    for start in range(0, dense.shape[0], ROWS):
-        rows = dense[start:start + ROWS]
+    for start, stop in block_rows(dense.shape):
+        rows = dense[start:stop]
         part = block(rows.toarray() if sparse.issparse(rows) else np.array(rows, np.float64))
         parts.append(part if sparse.issparse(part) else to_csr(part))
     if not parts:
