@@ -351,7 +351,7 @@ def meshfree_seeds(weights):
     """Seeds (n, bones, CSR) for blending Meshfree C² weights (n, bones): w^MESHFREE_POWER, larger where bones share
     a vertex, so the blend starts from softer joints (the blend normalizes the rows). Round-off below 0 counts as 0.
     Only the weights' nonzeros are raised (a vertex has a few bones)."""
-    seeds = sparse.csr_matrix(weights, dtype=np.float64, copy=True)
+    seeds = to_csr(np.asarray(weights, np.float64))
     np.power(np.maximum(seeds.data, 0.0), MESHFREE_POWER, out=seeds.data)
     seeds.eliminate_zeros()
     return seeds
