@@ -187,8 +187,12 @@ class JointBlend:
                 self._diffused = both[:, np.argsort(np.r_[kept, changed])]
                 self._diffused.sum_duplicates()
         self._seeds = seeds
-        diffused = self._diffused if self.interpolation is None else self.interpolation @ self._diffused
-        return strongest(diffused, max_influences, prune)
+        if self.interpolation is not None:
+            return strongest(self.interpolation @ self._diffused, max_influences, prune)
+        if self._alone is None or prune < self.zone:
+            return strongest(self._diffused, max_influences, prune)
+        # Outside the zones a second bone's seed is under `zone` of the first's: pruning leaves the first alone.
+        return strongest(_largest_only(self._diffused, self._alone), max_influences, prune)
 
     def _blended(self, seeds, system=None):
         """The seeds (n, k, CSR) diffused on the zone (or on the rows of `system`, from `_system`), the others keeping
@@ -238,6 +242,7 @@ class JointBlend:
             if inside is not None and np.count_nonzero(inside) > ZONE_ALL * len(inside):
                 inside = None
         self._inside, self._anchor, self._rim, self._held, self._solve = self._system(inside)
+        self._alone = None if inside is None else ~inside
 
     def _own_zone(self, seeds, changed):
         """After new seeds in columns `changed`: None if the zone holds where they mix, else their own zone's system
@@ -251,7 +256,9 @@ class JointBlend:
         theirs = self._mixing(seeds, top) & (_at_least(seeds[:, changed], self.zone ** 2 * top) > 0)
         if not (theirs & ~self._mixed).any():
             return None
-        return self._system(self._grown(theirs))
+        inside = self._grown(theirs)
+        self._alone &= ~inside
+        return self._system(inside)
 
     def _mixing(self, seeds, top=None):
         """The rows (n,) where a second bone's seed is `zone` of the first's or more."""
@@ -283,6 +290,14 @@ class JointBlend:
             lengths = np.hypot(*(self._at[i] - self._at[j]).T) * 0.5 * (self._per_length[i] + self._per_length[j])
             self._lengths = sparse.csc_matrix((lengths, m.indices, m.indptr), m.shape)
         return self._lengths
+
+
+def _largest_only(w, rows):
+    """The CSR matrix w with only the largest entry left in each of `rows` (n, bool)."""
+    at = entry_rows(w)
+    keep = ~rows[at] | (w.data == w.max(axis=1).toarray()[at, 0])
+    kept = np.concatenate([[0], np.cumsum(np.bincount(at[keep], minlength=w.shape[0]))])
+    return sparse.csr_matrix((w.data[keep], w.indices[keep], kept), w.shape)
 
 
 def _at_least(m, level):
