@@ -29,6 +29,12 @@ diffusion's kernel falls by e). The others keep their seeds, and hold the zone's
 comb of bench/weights.py (72k vertices, 60 teeth) that is under half the vertices, and the weights differ from the
 solve over every vertex by under 1e-6 (3e-5 with a tenth of the smoothness, whose seeds mix over less and leave more
 to the diffusion's reach); with Meshfree C², 65% of its vertices and 2e-6.
+
+Seeds, diffused weights and weights are kept as CSR matrices and only SOLVE_COLUMNS columns or a block of rows is ever
+dense (`weights.block_rows`): a vertex has a few bones that matter, and a dense (vertices, bones) array at 72k x 60 is
+35 MB, each temporary of that size a fresh mapping whose page faults cost more than the work on it inside Blender
+(bench/weights.py, comb: Geodesic 1.59 -> 2.6 times as fast as Automatic Weights). Seeds under SEED_FLOOR and
+diffused weights under DROP are left out (the weights move by under 1e-8).
 """
 
 import numpy as np
@@ -185,14 +191,9 @@ class JointBlend:
                 new = self._blended(seeds[:, changed], self._own_zone(seeds, changed))
                 both = sparse.hstack([self._diffused[:, kept], new], format="csr")
                 self._diffused = both[:, np.argsort(np.r_[kept, changed])]
-                self._diffused.sum_duplicates()
         self._seeds = seeds
-        if self.interpolation is not None:
-            return strongest(self.interpolation @ self._diffused, max_influences, prune)
-        if self._alone is None or prune < self.zone:
-            return strongest(self._diffused, max_influences, prune)
-        # Outside the zones a second bone's seed is under `zone` of the first's: pruning leaves the first alone.
-        return strongest(_largest_only(self._diffused, self._alone), max_influences, prune)
+        diffused = self._diffused if self.interpolation is None else self.interpolation @ self._diffused
+        return strongest(diffused, max_influences, prune)
 
     def _blended(self, seeds, system=None):
         """The seeds (n, k, CSR) diffused on the zone (or on the rows of `system`, from `_system`), the others keeping
@@ -217,7 +218,8 @@ class JointBlend:
         columns at a time (a list)."""
         rows, anchor, rim, held, solve = system or (self._inside, self._anchor, self._rim, self._held, self._solve)
         inside = seeds[rows]
-        rhs = sparse.diags(anchor) @ inside
+        rhs = inside.copy()
+        rhs.data *= anchor[entry_rows(rhs)]
         if held is not None:  # the vertices outside that border the zone keep their seeds
             rhs = rhs - held @ seeds[rim]
         rhs, inside = rhs.tocsc(), inside.tocsc()  # taken a few columns at a time
@@ -242,7 +244,6 @@ class JointBlend:
             if inside is not None and np.count_nonzero(inside) > ZONE_ALL * len(inside):
                 inside = None
         self._inside, self._anchor, self._rim, self._held, self._solve = self._system(inside)
-        self._alone = None if inside is None else ~inside
 
     def _own_zone(self, seeds, changed):
         """After new seeds in columns `changed`: None if the zone holds where they mix, else their own zone's system
@@ -256,9 +257,7 @@ class JointBlend:
         theirs = self._mixing(seeds, top) & (_at_least(seeds[:, changed], self.zone ** 2 * top) > 0)
         if not (theirs & ~self._mixed).any():
             return None
-        inside = self._grown(theirs)
-        self._alone &= ~inside
-        return self._system(inside)
+        return self._system(self._grown(theirs))
 
     def _mixing(self, seeds, top=None):
         """The rows (n,) where a second bone's seed is `zone` of the first's or more."""
@@ -290,14 +289,6 @@ class JointBlend:
             lengths = np.hypot(*(self._at[i] - self._at[j]).T) * 0.5 * (self._per_length[i] + self._per_length[j])
             self._lengths = sparse.csc_matrix((lengths, m.indices, m.indptr), m.shape)
         return self._lengths
-
-
-def _largest_only(w, rows):
-    """The CSR matrix w with only the largest entry left in each of `rows` (n, bool)."""
-    at = entry_rows(w)
-    keep = ~rows[at] | (w.data == w.max(axis=1).toarray()[at, 0])
-    kept = np.concatenate([[0], np.cumsum(np.bincount(at[keep], minlength=w.shape[0]))])
-    return sparse.csr_matrix((w.data[keep], w.indices[keep], kept), w.shape)
 
 
 def _at_least(m, level):

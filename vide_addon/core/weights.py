@@ -94,51 +94,34 @@ def falloff_weights(dist, smoothness, max_influences=MAX_INFLUENCES, prune=PRUNE
 def strongest(w, max_influences=MAX_INFLUENCES, prune=PRUNE):
     """Weights (n, bones) as a CSR matrix, from `w` (an array or a sparse matrix, not changed): keeps each row's
     `max_influences` largest weights less the next largest, normalizes, fades out those below twice `prune` (0 below
-    `prune`) and normalizes again (the strongest always stays).
+    `prune`) and normalizes again (the strongest always stays). Done on dense blocks of rows (`by_rows`).
 
     Taking the next largest off (rather than only cutting there), and fading rather than dropping, keeps the
     weights continuous where the strongest few change or a weight crosses `prune` (a cut makes neighbouring
     vertices jump, and tiny triangles there flip), and treats equal weights alike: two bones tied for the last
-    place both drop, so a mirrored rig keeps mirrored weights.
+    place both drop, so a mirrored rig keeps mirrored weights."""
+    return by_rows(w, lambda rows: _strongest(rows, max_influences, prune))
 
-    Rows with at most `max_influences` weights, none negative, have nothing to take off (the next largest is 0);
-    the others, a few, are limited on dense blocks (`_limited`), and the rest is done on the nonzeros."""
-    w = sparse.csr_matrix(w, dtype=np.float64, copy=True)
-    w.sum_duplicates()  # and sorted: the sums below take a row's entries in order
-    n, bones = w.shape
-    w.eliminate_zeros()
+
+def _strongest(w, max_influences, prune):
+    """`strongest` in place on a dense block of rows."""
+    bones = w.shape[1]
     if bones > max_influences:
-        many = np.diff(w.indptr) > max_influences
-        many[entry_rows(w)[w.data < 0.0]] = True
-        many = np.flatnonzero(many)
-        if len(many):
-            few = np.ones(n)
-            few[many] = 0.0
-            limited = by_rows(w[many], lambda rows: _limited(rows, max_influences))
-            w = sparse.diags(few) @ w + placing(many, n) @ limited
+        top = w.argmax(axis=1)
+        next_largest = np.partition(w, bones - max_influences - 1, axis=1)[:, bones - max_influences - 1, None]
+        w -= next_largest  # those not among the largest few go to 0 or below
+        np.maximum(w, 0.0, out=w)
+        tied = np.flatnonzero((w.sum(axis=1) == 0) & (next_largest[:, 0] > 0))  # more than that many tied first
+        w[tied, top[tied]] = 1.0
     _normalize(w)
     if prune > 0.0:
-        unpruned = w.data.copy()
-        w.data *= np.minimum(np.maximum(w.data / prune - 1.0, 0.0), 1.0)
-        empty = np.flatnonzero(np.bincount(entry_rows(w), w.data, n) == 0)
-        if len(empty):  # the strongest stays
-            unpruned = sparse.csr_matrix((unpruned, w.indices, w.indptr), w.shape)[empty].toarray()
-            w = w + sparse.csr_matrix((np.ones(len(empty)), (empty, unpruned.argmax(axis=1))), w.shape)
-        _normalize(w)
-    w.eliminate_zeros()
-    return w
-
-
-def _limited(w, max_influences):
-    """In place on a dense block of rows: each row's `max_influences` largest weights less the next largest (the
-    strongest if more are tied)."""
-    bones = w.shape[1]
-    top = w.argmax(axis=1)
-    next_largest = np.partition(w, bones - max_influences - 1, axis=1)[:, bones - max_influences - 1, None]
-    w -= next_largest  # those not among the largest few go to 0 or below
-    np.maximum(w, 0.0, out=w)
-    tied = np.flatnonzero((w.sum(axis=1) == 0) & (next_largest[:, 0] > 0))  # more than that many tied first
-    w[tied, top[tied]] = 1.0
+        top = w.argmax(axis=1)
+        flat = w.reshape(-1)
+        kept = np.flatnonzero(flat != 0)  # a few per row
+        flat[kept] *= np.minimum(np.maximum(flat[kept] / prune - 1.0, 0.0), 1.0)
+        empty = np.flatnonzero(w.sum(axis=1) == 0)
+        w[empty, top[empty]] = 1.0
+    _normalize(w)
     return w
 
 
@@ -147,13 +130,7 @@ def entry_rows(w):
     return np.repeat(np.arange(w.shape[0]), np.diff(w.indptr))
 
 
-def placing(rows, n):
-    """The (n, len(rows)) matrix that puts row i of a matrix at row rows[i]."""
-    return sparse.csr_matrix((np.ones(len(rows)), (rows, np.arange(len(rows)))), (n, len(rows)))
-
-
 def _normalize(w):
-    """In place: each row of the CSR matrix w divided by its sum (rows summing to 0 left alone)."""
-    total = np.bincount(entry_rows(w), w.data, w.shape[0])
+    total = w.sum(axis=1, keepdims=True)
     total[total == 0.0] = 1.0
-    w.data /= total[entry_rows(w)]
+    w /= total
