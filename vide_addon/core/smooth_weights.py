@@ -217,12 +217,11 @@ class JointBlend:
         """The diffused seeds (n, k, CSR) on the zone's vertices (or on those of `system`), dense, SOLVE_COLUMNS
         columns at a time (a list)."""
         rows, anchor, rim, held, solve = system or (self._inside, self._anchor, self._rim, self._held, self._solve)
-        inside = seeds[rows]
+        inside = seeds[rows].tocsc()  # taken a few columns at a time
         rhs = inside.copy()
-        rhs.data *= anchor[entry_rows(rhs)]
+        rhs.data *= anchor[rhs.indices]
         if held is not None:  # the vertices outside that border the zone keep their seeds
-            rhs = rhs - held @ seeds[rim]
-        rhs, inside = rhs.tocsc(), inside.tocsc()  # taken a few columns at a time
+            rhs = (rhs - held @ seeds[rim]).tocsc()
         parts = []
         for i in range(0, rhs.shape[1], SOLVE_COLUMNS):
             solved = solve(rhs[:, i:i + SOLVE_COLUMNS].toarray())
