@@ -380,6 +380,33 @@ def test_bulk_weight_write_matches_vertex_group_add_and_leaves_the_objects_state
     assert np.array_equal(got, np.minimum(w, 1.0).astype(np.float32)), "weights as given, in single precision"
 
 
+def test_weights_written_from_a_sparse_matrix_are_the_groups_written_from_the_dense_array(scene, vide, monkeypatch):
+    """Binds hand write_groups a scipy.sparse matrix: new groups (in bulk and per entry) and a live re-weight's changed
+    entries (with its previous weights sparse too) come out as from the same weights as an array."""
+    from scipy import sparse
+    rig = vide.vide_addon.bridge.rig
+    dense, thin = grid_object("dense", scene.collection), grid_object("thin", scene.collection)
+    rng = np.random.default_rng(11)
+    n, names = len(dense.data.vertices), ["a", "b", "c", "d"]
+    w = rng.random((n, len(names))) * (rng.random((n, len(names))) < 0.3)
+    w[::5, 2] = 1.0
+    changed = w.copy()
+    changed[::4, 1] = 0.0
+    changed[1::6, 3] = 0.5
+    for ops in (rig._ops, None):  # in bulk, then VertexGroup.add per entry
+        monkeypatch.setattr(rig, "_ops", ops)
+        select_only(dense)
+        rig.write_groups(dense, names, w)
+        select_only(thin)
+        rig.write_groups(thin, names, sparse.csr_matrix(w))
+        assert groups_as_written(thin)[:3] == groups_as_written(dense)[:3]
+        assert np.array_equal(bone_weights(thin, names), w.astype(np.float32))
+    rig.write_groups(dense, names, changed, previous=w)
+    rig.write_groups(thin, names, sparse.csr_matrix(changed), previous=sparse.csr_matrix(w))
+    assert groups_as_written(thin)[:3] == groups_as_written(dense)[:3]
+    assert np.array_equal(bone_weights(thin, names), changed.astype(np.float32))
+
+
 def test_a_bulk_write_that_stops_part_way_falls_back_to_vertex_group_add_and_leaves_nothing_temporary(scene, vide,
                                                                                                         monkeypatch):
     """If Convert Attribute works for the first bone, then makes no group, then raises (its behaviour changed in

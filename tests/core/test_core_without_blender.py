@@ -19,7 +19,7 @@ from vide_addon.core.weights import falloff_weights
 for module in pkgutil.iter_modules(vide_addon.core.__path__):
     __import__("vide_addon.core." + module.name)
 blender = [name for name in ("bpy", "bmesh", "mathutils") if name in sys.modules]
-rows = falloff_weights(np.array([[0.0, 1.0], [1.0, 0.0]]), np.array([0.5, 0.5]))
+rows = falloff_weights(np.array([[0.0, 1.0], [1.0, 0.0]]), np.array([0.5, 0.5])).toarray()
 print("imported", len(list(pkgutil.iter_modules(vide_addon.core.__path__))), "blender", blender, "sums", rows.sum(1))
 """
 

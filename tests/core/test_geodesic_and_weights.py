@@ -196,7 +196,7 @@ def test_an_island_no_bone_reaches_belongs_to_the_nearest_bone():
     assert outside.tolist() == [False, True]
     island = np.arange(len(a_pts), len(pts))
     assert np.isfinite(dist[island, 0]).all() and np.isinf(dist[island, 1]).all()
-    w = falloff_weights(dist, np.array([5.0, 5.0]))
+    w = falloff_weights(dist, np.array([5.0, 5.0])).toarray()
     assert np.allclose(w[island], [1.0, 0.0])
 
 
@@ -206,12 +206,12 @@ def test_weights_sum_to_one_over_at_most_max_influences_none_negative_and_no_und
     dist[:50] += 1e6  # far from every bone: exp would underflow without the row maximum taken out
     smooth = rng.uniform(1, 20, 12)
     for k in (1, 2, 4, 8):
-        w = falloff_weights(dist, smooth, max_influences=k, prune=0.01)
+        w = falloff_weights(dist, smooth, max_influences=k, prune=0.01).toarray()
         assert np.allclose(w.sum(axis=1), 1.0, atol=1e-12)
         assert (np.count_nonzero(w, axis=1) <= k).all()
         assert w.min() >= 0.0
         # Weights fade out below twice Prune Below: none is left where it was under Prune Below.
-        unpruned = falloff_weights(dist, smooth, max_influences=k, prune=0.0)
+        unpruned = falloff_weights(dist, smooth, max_influences=k, prune=0.0).toarray()
         assert (w[unpruned < 0.01] == 0).all() and (w[unpruned >= 0.02] > 0).all()
         assert (w.argmax(axis=1) == (dist / smooth).argmin(axis=1)).all()
 
@@ -221,11 +221,11 @@ def test_weights_follow_exp_of_minus_distance_over_smoothness_faded_far_past_the
 
     dist = np.array([[1.0, 3.0, np.inf]])
     smooth = np.array([2.0, 1.0, 1.0])
-    w = falloff_weights(dist, smooth, max_influences=4, prune=0.0)
+    w = falloff_weights(dist, smooth, max_influences=4, prune=0.0).toarray()
     e = np.exp([-0.5, -3.0]) * bezier_falloff(np.array([0.0, 2.5]) / REACH)
     assert np.allclose(w[0, :2], e / e.sum())
     assert w[0, 2] == 0.0
-    far = falloff_weights(np.array([[0.0, REACH * 1.0, REACH * 0.999]]), np.ones(3), prune=0.0)
+    far = falloff_weights(np.array([[0.0, REACH * 1.0, REACH * 0.999]]), np.ones(3), prune=0.0).toarray()
     assert far[0, 1] == 0.0 and 0.0 < far[0, 2] < 1e-9, "exactly 0 from REACH smoothness lengths past the nearest"
 
 
@@ -234,17 +234,17 @@ def test_max_influences_treats_tied_bones_alike_and_changes_continuously():
     change of the weights makes a small change of the result where the strongest few change hands."""
     from vide_addon.core.weights import strongest
 
-    w = strongest(np.array([[0.3, 0.3, 0.2, 0.1, 0.1]]), max_influences=4, prune=0.0)
+    w = strongest(np.array([[0.3, 0.3, 0.2, 0.1, 0.1]]), max_influences=4, prune=0.0).toarray()
     assert np.allclose(w, [[0.4, 0.4, 0.2, 0.0, 0.0]])
     rng = np.random.default_rng(3)
     raw = np.sort(rng.uniform(0, 1, (2000, 8)), axis=1)[:, ::-1]  # falling, so columns 3 and 4 are 4th and 5th
     raw[:, 4] = raw[:, 3] + rng.uniform(-1e-7, 1e-7, 2000)  # two bones about to swap places
-    a = strongest(raw.copy(), max_influences=4, prune=0.0)
-    b = strongest(raw + rng.uniform(-1e-7, 1e-7, raw.shape), max_influences=4, prune=0.0)
+    a = strongest(raw.copy(), max_influences=4, prune=0.0).toarray()
+    b = strongest(raw + rng.uniform(-1e-7, 1e-7, raw.shape), max_influences=4, prune=0.0).toarray()
     assert np.abs(a - b).max() < 1e-4
     perm = rng.permutation(8)
-    assert np.allclose(strongest(raw.copy()[:, perm], 4, 0.0), a[:, perm]), "the order of the bones does not matter"
-    assert np.allclose(strongest(np.full((1, 6), 1 / 6), 4, 0.0).sum(), 1.0), "all tied: still weighted"
+    assert np.allclose(strongest(raw[:, perm], 4, 0.0).toarray(), a[:, perm]), "the order of the bones does not matter"
+    assert np.allclose(strongest(np.full((1, 6), 1 / 6), 4, 0.0).toarray().sum(), 1.0), "all tied: still weighted"
 
 
 def test_every_vertex_is_a_node_when_there_are_few_and_few_bones_and_at_most_max_nodes_otherwise():
@@ -403,3 +403,37 @@ def test_a_thinned_graphs_segments_that_touch_no_outline_edge_are_ones_the_walk_
     assert straight.sum() > 1000 and (walked & ~straight).sum() > 100 and (~walked).sum() > 20  # some cross the gap
     assert not (straight & ~walked).any()
     assert Domain.from_mesh(pts, tris, bones=1).outline is None, "every vertex a node: links cross few triangles"
+
+
+def test_strongest_on_sparse_or_dense_weights_is_the_rule_applied_row_by_row():
+    """strongest works on the nonzeros of rows with at most Max Influences weights and on dense blocks of the
+    others: both, from a sparse matrix or an array, give what the rule gives applied to each row on its own (the
+    next largest taken off, normalized, faded below twice Prune, normalized; the strongest stays)."""
+    from scipy import sparse
+    from vide_addon.core.weights import strongest
+
+    def rule(row, k, prune):
+        w = row.copy()
+        if len(w) > k:
+            next_largest = np.sort(w)[-(k + 1)]
+            w = np.maximum(w - next_largest, 0.0)
+            if w.sum() == 0 and next_largest > 0:
+                w[np.argmax(row)] = 1.0
+        w = w / (w.sum() or 1.0)
+        if prune:
+            top = np.argmax(w)
+            w = w * np.clip(w / prune - 1.0, 0.0, 1.0)
+            if w.sum() == 0:
+                w[top] = 1.0
+            w = w / (w.sum() or 1.0)
+        return w
+
+    rng = np.random.default_rng(5)
+    raw = rng.random((3000, 9)) ** 3 * (rng.random((3000, 9)) < rng.uniform(0.05, 0.9, (3000, 1)))
+    raw[::50] = 0.0  # rows with no weight
+    raw[1::50, :6] = 0.2  # more tied than Max Influences
+    raw[2::50, 3] = -1e-17  # round-off below 0
+    for k, prune in ((4, 0.01), (4, 0.0), (2, 0.3), (9, 0.01)):
+        expected = np.array([rule(row, k, prune) for row in raw])
+        for given in (raw, sparse.csr_matrix(raw)):
+            assert np.abs(strongest(given, k, prune).toarray() - expected).max() < 1e-12

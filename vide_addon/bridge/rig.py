@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import bpy
 import numpy as np
+from scipy import sparse
 
 from ..core.errors import VideError
 
@@ -95,25 +96,29 @@ def deform_bones(arm, plane):
 
 
 def write_groups(ob, names, weights, previous=None):
-    """Vertex groups named `names` get the columns of `weights` (n, bones).
+    """Vertex groups named `names` get the columns of `weights` (n, bones; a scipy.sparse matrix or an array).
 
     Without `previous`, each group is made anew: an old one of that name is removed and the new one appended,
     in `names` order, the last one active. With the `previous` weights VIDE wrote, only the entries that
-    changed are touched (a live re-weight). Other groups are left alone.
+    changed are touched (a live re-weight). Other groups are left alone. The weights are taken one column at a
+    time (a vertex has a few bones: at 72k vertices and 60 bones the whole dense array would be 35 MB).
     """
+    weights = sparse.csc_matrix(weights)
     if previous is None:
         done = _new_groups_by_attribute(ob, names, weights)
         names, weights = names[done:], weights[:, done:]
+    else:
+        previous = sparse.csc_matrix(previous)
     for col, name in enumerate(names):
         group = ob.vertex_groups.get(name)
-        new = weights[:, col]
+        new = _column(weights, col)
         if previous is None or group is None:
             if group is not None:  # clearing by removal is far quicker than removing every vertex
                 ob.vertex_groups.remove(group)
             group = ob.vertex_groups.new(name=name)
             rows = np.flatnonzero(new > 0.0)
         else:
-            rows = np.flatnonzero(new != previous[:, col])
+            rows = np.flatnonzero(new != _column(previous, col))
             gone = rows[new[rows] == 0.0]
             if len(gone):
                 group.remove(gone.tolist())
@@ -127,6 +132,15 @@ def write_groups(ob, names, weights, previous=None):
             add((i,), w, 'REPLACE')
 
 
+def _column(weights, col):
+    """Column `col` of the CSC matrix `weights`, dense (n,), from its arrays: 0.02 ms at 17k vertices against 0.2 ms
+    for scipy's slicing, which a live re-weight pays twice per bone."""
+    column = np.zeros(weights.shape[0])
+    stored = slice(weights.indptr[col], weights.indptr[col + 1])
+    column[weights.indices[stored]] = weights.data[stored]
+    return column
+
+
 def _new_groups_by_attribute(ob, names, weights):
     """Writes the leading columns of `weights` as new groups the way VertexGroup.add would (weights clamped to
     0-1, zeros not stored), but each in bulk: a float point attribute (under a temporary name, as a bone may be
@@ -138,15 +152,14 @@ def _new_groups_by_attribute(ob, names, weights):
         return 0
     attributes, groups = ob.data.attributes, ob.vertex_groups
     active = attributes.active.name if attributes.active is not None else None
-    columns = weights.T.astype(np.float32, order='C')  # one float attribute per bone
-    np.clip(columns, 0.0, 1.0, out=columns)
     taken = set(attributes.keys()) | set(groups.keys()) | set(names)
     temporary = next(t for i in range(len(taken) + 1) if (t := f"vide_weights_{i}") not in taken)
     done = 0
     try:
         with bpy.context.temp_override(object=ob):
             for col, name in enumerate(names):
-                if not _convert(ob, temporary, columns[col], name):
+                column = np.clip(_column(weights, col), 0.0, 1.0).astype(np.float32)  # one float attribute per bone
+                if not _convert(ob, temporary, column, name):
                     break
                 done += 1
     finally:  # whatever stopped the loop, nothing temporary stays and the active attribute is as it was

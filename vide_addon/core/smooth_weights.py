@@ -29,6 +29,12 @@ diffusion's kernel falls by e). The others keep their seeds, and hold the zone's
 comb of bench/weights.py (72k vertices, 60 teeth) that is under half the vertices, and the weights differ from the
 solve over every vertex by under 1e-6 (3e-5 with a tenth of the smoothness, whose seeds mix over less and leave more
 to the diffusion's reach); with Meshfree C², 65% of its vertices and 2e-6.
+
+Seeds, diffused weights and weights are kept as CSR matrices and only SOLVE_COLUMNS columns or a block of rows is ever
+dense (`weights.block_rows`): a vertex has a few bones that matter, and a dense (vertices, bones) array at 72k x 60 is
+35 MB, each temporary of that size a fresh mapping whose page faults cost more than the work on it inside Blender
+(bench/weights.py, comb: Geodesic 1.59 -> 2.6 times as fast as Automatic Weights). Seeds under SEED_FLOOR and
+diffused weights under DROP are left out (the weights move by under 1e-8).
 """
 
 import numpy as np
@@ -37,10 +43,12 @@ from scipy.sparse import csgraph
 from scipy.sparse.linalg import splu
 from scipy.spatial import cKDTree
 
-from .weights import strongest
+from .weights import block_rows, by_rows, entry_rows, flat_csr, strongest, to_csr
 
 WIDTH_FLOOR = 0.5  # on a bone, weights are held as hard as half the way to the outline
 GEODESIC_REACH = 1e-8  # exp(-d / s) seeds this small are about 18 smoothness lengths further than the nearest bone
+# Geodesic seeds under this are left out: faded by seed / GEODESIC_REACH, their diffused weight would be under 1e-8.
+SEED_FLOOR = GEODESIC_REACH ** 2
 # Meshfree C²: weights anchored 2.5 times more weakly, held on a handle as hard as 0.35 of the way to the outline, from
 # seeds w^0.7 (larger where bones share: 0.25 becomes 0.38). Measured in bench/deform_quality.py: held on the whole
 # bones with 2, 0.5 and w, a 90° knee collapsed 3 triangles, and 3 other poses stretched more than Automatic Weights.
@@ -65,6 +73,9 @@ ALL = slice(None)
 # one at a time 205-212 ms; with BLAS on both cores 8 at a time took 181 ms and all at once 921 ms (solving Aᵀx = b
 # instead, which avoids the block updates: 182 and 187 ms, and 183 ms for 8 at a time on one core).
 SOLVE_COLUMNS = 8
+# Diffused weights under this are not kept. Only each row's few largest weights and its sum reach the result
+# (`weights.strongest`), and the rows sum to about 1, so the weights move by about bones x DROP at most.
+DROP = 1e-10
 
 
 def triangle_terms(points, tris, finest=0.0):
@@ -165,48 +176,59 @@ class JointBlend:
         self._seeds = self._diffused = self._solve = self._mixed = None
 
     def __call__(self, seeds, max_influences, prune):
-        """Weights (n, bones) from seeds (at `nodes`, bones; rows need not sum to 1): diffused, normalized, limited
-        to `max_influences` and pruned without jumps (`weights.strongest`)."""
-        seeds = np.array(seeds, np.float64)
+        """Weights (n, bones, CSR) from seeds (at `nodes`, bones; an array or a sparse matrix; rows need not sum to 1):
+        diffused, normalized, limited to `max_influences` and pruned without jumps (`weights.strongest`)."""
+        seeds = sparse.csr_matrix(seeds, dtype=np.float64)
+        seeds.sum_duplicates()  # canonical, so that != compares entry by entry
         if self._seeds is None or self._seeds.shape != seeds.shape:
             self._mixed = None  # a zone for these seeds alone
             self._factor(seeds)
-            self._seeds, self._diffused = seeds, seeds.copy()  # outside the zone: the seeds
-            self._diffused[self._inside] = self._solved(seeds)
+            self._diffused = self._blended(seeds)
         else:
-            changed = np.flatnonzero((self._seeds != seeds).any(axis=0))
+            changed = np.unique((self._seeds != seeds).indices)
             if len(changed):
-                new = seeds[:, changed]
-                self._seeds[:, changed] = new
-                own = self._own_zone(seeds, changed)
-                new[self._inside if own is None else own[0]] = self._solved(new, own)
-                self._diffused[:, changed] = new
-        if self.interpolation is not None:
-            return strongest(self.interpolation @ self._diffused, max_influences, prune)
-        if self._inside is ALL or prune < self.zone:
-            return strongest(self._diffused.copy(), max_influences, prune)
-        # Outside the zones a second bone's seed is under `zone` of the first's: pruning leaves the first alone.
-        weights = np.zeros_like(self._diffused)
-        alone, rest = np.flatnonzero(self._alone), np.flatnonzero(~self._alone)
-        weights[alone, self._diffused[alone].argmax(axis=1)] = 1.0
-        weights[rest] = strongest(self._diffused[rest], max_influences, prune)
-        return weights
+                kept = np.setdiff1d(np.arange(seeds.shape[1]), changed)
+                new = self._blended(seeds[:, changed], self._own_zone(seeds, changed))
+                both = sparse.hstack([self._diffused[:, kept], new], format="csr")
+                self._diffused = both[:, np.argsort(np.r_[kept, changed])]
+        self._seeds = seeds
+        diffused = self._diffused if self.interpolation is None else self.interpolation @ self._diffused
+        return strongest(diffused, max_influences, prune)
+
+    def _blended(self, seeds, system=None):
+        """The seeds (n, k, CSR) diffused on the zone (or on the rows of `system`, from `_system`), the others keeping
+        their seeds, as a CSR matrix without the diffused weights under DROP, put together a block of rows at a time
+        (`block_rows`)."""
+        rows = (system or (self._inside,))[0]
+        n = seeds.shape[0]
+        rows = np.arange(n) if rows is ALL else rows
+        solved = self._solved(seeds, system)
+        blocks = []
+        for start, stop in block_rows(seeds.shape):
+            block = seeds[start:stop].toarray()
+            lo, hi = np.searchsorted(rows, [start, stop])
+            diffused = np.hstack([part[lo:hi] for part in solved])
+            diffused[np.abs(diffused) < DROP] = 0.0
+            block[rows[lo:hi] - start] = diffused
+            blocks.append(to_csr(block))
+        return sparse.vstack(blocks, format="csr")
 
     def _solved(self, seeds, system=None):
-        """The diffused seeds (n, k) on the zone's vertices (or on those of `system`, from `_system`), solved
-        SOLVE_COLUMNS columns at a time."""
+        """The diffused seeds (n, k, CSR) on the zone's vertices (or on those of `system`), dense, SOLVE_COLUMNS
+        columns at a time (a list)."""
         rows, anchor, rim, held, solve = system or (self._inside, self._anchor, self._rim, self._held, self._solve)
-        inside = seeds[rows]
-        rhs = anchor[:, None] * inside
+        inside = seeds[rows].tocsc()  # taken a few columns at a time
+        rhs = inside.copy()
+        rhs.data *= anchor[rhs.indices]
         if held is not None:  # the vertices outside that border the zone keep their seeds
-            rhs -= held @ seeds[rim]
-        solved = np.empty_like(rhs)
+            rhs = (rhs - held @ seeds[rim]).tocsc()
+        parts = []
         for i in range(0, rhs.shape[1], SOLVE_COLUMNS):
-            solved[:, i:i + SOLVE_COLUMNS] = solve(rhs[:, i:i + SOLVE_COLUMNS])
-        if self.reach:  # only where the bone reaches: its diffused weight fades in as its seed grows to `reach`
-            faint = inside < self.reach
-            solved[faint] *= inside[faint] / self.reach
-        return solved
+            solved = solve(rhs[:, i:i + SOLVE_COLUMNS].toarray())
+            if self.reach:  # only where the bone reaches: its diffused weight fades in as its seed grows to `reach`
+                solved *= np.minimum(inside[:, i:i + SOLVE_COLUMNS].toarray() / self.reach, 1.0)
+            parts.append(solved)
+        return parts
 
     def _factor(self, seeds):
         """Factors the matrix on the vertices solved for: all of them, or with `zone` those of the zone (a zone of most
@@ -221,7 +243,6 @@ class JointBlend:
             if inside is not None and np.count_nonzero(inside) > ZONE_ALL * len(inside):
                 inside = None
         self._inside, self._anchor, self._rim, self._held, self._solve = self._system(inside)
-        self._alone = None if inside is None else ~inside
 
     def _own_zone(self, seeds, changed):
         """After new seeds in columns `changed`: None if the zone holds where they mix, else their own zone's system
@@ -231,18 +252,16 @@ class JointBlend:
         for all the bones, keeps a live re-weight to a small factorization (comb: 0.15 s instead of 0.24-0.30)."""
         if not self.zone or self._inside is ALL:
             return None
-        top = seeds.max(axis=1, keepdims=True)
-        theirs = self._mixing(seeds, top) & (seeds[:, changed] >= self.zone ** 2 * top).any(axis=1)
+        top = seeds.max(axis=1).toarray().ravel()
+        theirs = self._mixing(seeds, top) & (_at_least(seeds[:, changed], self.zone ** 2 * top) > 0)
         if not (theirs & ~self._mixed).any():
             return None
-        inside = self._grown(theirs)
-        self._alone &= ~inside
-        return self._system(inside)
+        return self._system(self._grown(theirs))
 
     def _mixing(self, seeds, top=None):
         """The rows (n,) where a second bone's seed is `zone` of the first's or more."""
-        top = seeds.max(axis=1, keepdims=True) if top is None else top
-        return np.count_nonzero(seeds >= self.zone * top, axis=1) >= 2
+        top = seeds.max(axis=1).toarray().ravel() if top is None else top
+        return _at_least(seeds, self.zone * top) >= 2
 
     def _grown(self, rows):
         """The vertices (n,) within ZONE_REACH diffusion lengths of `rows` (n,)."""
@@ -269,6 +288,12 @@ class JointBlend:
             lengths = np.hypot(*(self._at[i] - self._at[j]).T) * 0.5 * (self._per_length[i] + self._per_length[j])
             self._lengths = sparse.csc_matrix((lengths, m.indices, m.indptr), m.shape)
         return self._lengths
+
+
+def _at_least(m, level):
+    """How many entries of each row of the CSR matrix m (n, k) are `level` (n,) or more, its zeros included."""
+    stored, rows = np.diff(m.indptr), entry_rows(m)
+    return np.bincount(rows[m.data >= level[rows]], minlength=m.shape[0]) + np.where(level <= 0, m.shape[1] - stored, 0)
 
 
 def _factored(matrix):
@@ -308,21 +333,30 @@ def _with_lost_vertices(nodes, tris, interpolation):
 
 
 def exponential_seeds(dist, smoothness):
-    """exp(-(d - d_nearest) / s) per bone (n, bones), from inside distances (n, bones) and one smoothness per
+    """exp(-(d - d_nearest) / s) per bone (n, bones, CSR), from inside distances (n, bones) and one smoothness per
     bone: 1 for the nearest bone, and a bone's column depends on its own smoothness only (see JointBlend).
-    Rows no bone reaches are 1 everywhere."""
-    dist = np.asarray(dist, np.float64)
-    nearest = dist.min(axis=1, keepdims=True)
-    unreached = ~np.isfinite(nearest[:, 0])
-    nearest[unreached] = 0.0
-    seeds = np.subtract(dist, nearest)  # in place from here: at 72k vertices and 60 bones each pass is 35 MB
-    seeds *= -1.0 / np.asarray(smoothness, np.float64)[None, :]
-    seeds = np.exp(seeds, out=seeds)
-    seeds[unreached] = 1.0
-    return seeds
+    Rows no bone reaches are 1 everywhere. Seeds under SEED_FLOOR are left out."""
+    per_length = -1.0 / np.asarray(smoothness, np.float64)[None, :]
+
+    def block(seeds):
+        nearest = seeds.min(axis=1, keepdims=True)
+        unreached = ~np.isfinite(nearest[:, 0])
+        nearest[unreached] = 0.0
+        seeds -= nearest
+        seeds *= per_length
+        seeds[unreached] = 0.0  # exp(0)
+        flat = seeds.reshape(-1)
+        at = np.flatnonzero(flat >= np.log(SEED_FLOOR))  # exp only there: most entries are beyond it, or inf
+        return flat_csr(at, np.exp(flat[at]), seeds.shape)
+
+    return by_rows(dist, block)
 
 
 def meshfree_seeds(weights):
-    """Seeds (n, bones) for blending Meshfree C² weights: w^MESHFREE_POWER, larger where bones share a vertex, so
-    the blend starts from softer joints (the blend normalizes the rows). Round-off below 0 counts as 0."""
-    return np.power(np.maximum(weights, 0.0), MESHFREE_POWER)
+    """Seeds (n, bones, CSR) for blending Meshfree C² weights (n, bones): w^MESHFREE_POWER, larger where bones share
+    a vertex, so the blend starts from softer joints (the blend normalizes the rows). Round-off below 0 counts as 0.
+    Only the weights' nonzeros are raised (a vertex has a few bones)."""
+    seeds = to_csr(np.asarray(weights, np.float64))
+    np.power(np.maximum(seeds.data, 0.0), MESHFREE_POWER, out=seeds.data)
+    seeds.eliminate_zeros()
+    return seeds

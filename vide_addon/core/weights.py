@@ -2,12 +2,15 @@
 
 A bone's weight falls off with its distance inside the shape; a larger smoothness spreads it further and
 blends joints more softly. Computed with the row maximum taken out first, so distances far larger than
-the smoothness do not underflow to a row of zeros. Works in place on one array as far as it can (at 64k
-vertices and 60 bones each full-size temporary is 30 MB); exp and the fade run only on the entries within
-REACH, a few per vertex, as the others are exactly 0.
+the smoothness do not underflow to a row of zeros. Weights are scipy.sparse matrices (a vertex has a few bones at
+most), and the dense work runs on blocks of BLOCK entries (`block_rows`): at 72k vertices and 60 bones a full
+(vertices, bones) array is 35 MB, above glibc's 32 MB mmap threshold, so each such temporary is a fresh mapping whose
+page faults cost 4 ms a pass warm and over 200 ms cold (measured inside Blender on the comb of bench/weights.py); a
+block stays in the heap and in cache.
 """
 
 import numpy as np
+from scipy import sparse
 
 MAX_INFLUENCES = 4  # bones per vertex at most: what game engines and glTF take
 PRUNE = 0.01  # weights below this are dropped
@@ -18,6 +21,42 @@ REACH = 6.0  # in smoothness lengths past the nearest bone: where a bone's weigh
 # nothing is cut: falloff_weights keeps a bone REACH of its own smoothness lengths past the nearest bone *in that
 # bone's lengths*, so a bone with a larger smoothness than another's reaches further the further the nearest is.
 MEASURED_REACH = 30.0
+BLOCK = 1 << 17  # entries per block of dense work (1 MB): 2048 rows of 60 bones, fewer calls with fewer bones
+
+
+def block_rows(shape):
+    """(start, stop) of the blocks of rows of a (rows, bones) array that dense work takes at a time."""
+    rows = max(BLOCK // max(shape[1], 1), 1)
+    return [(start, start + rows) for start in range(0, shape[0], rows)]
+
+
+def by_rows(dense, block):
+    """`block` (a function of a dense (rows, bones) copy, returning it or a CSR matrix) applied to `block_rows` of
+    `dense` (an array or a sparse matrix) at a time, as one CSR matrix: no full-size dense temporary."""
+    dense = dense.tocsr() if sparse.issparse(dense) else np.asarray(dense)
+    parts = []
+    for start, stop in block_rows(dense.shape):
+        rows = dense[start:stop]
+        part = block(rows.toarray() if sparse.issparse(rows) else np.array(rows, np.float64))
+        parts.append(part if sparse.issparse(part) else to_csr(part))
+    if not parts:
+        return sparse.csr_matrix(dense.shape)
+    return sparse.vstack(parts, format="csr")
+
+
+def to_csr(dense):
+    """A dense (n, k) array's nonzeros as a CSR matrix, found through a flat mask: 2048 x 60 with a fifth nonzero,
+    0.6 ms against 2 ms for sparse.csr_matrix(dense) (which goes through a 2-D np.nonzero)."""
+    dense = np.ascontiguousarray(dense)
+    flat = dense.reshape(-1)
+    at = np.flatnonzero(flat != 0)
+    return flat_csr(at, flat[at], dense.shape)
+
+
+def flat_csr(at, values, shape):
+    """The CSR matrix of `shape` with `values` at the increasing flat (row-major) indices `at`."""
+    n, k = shape
+    return sparse.csr_matrix((values, at % k, np.searchsorted(at, np.arange(n + 1) * k)), shape)
 
 
 def bezier_falloff(x):
@@ -28,7 +67,7 @@ def bezier_falloff(x):
 
 
 def falloff_weights(dist, smoothness, max_influences=MAX_INFLUENCES, prune=PRUNE):
-    """Weights (n, bones) from distances (n, bones) and one smoothness per bone.
+    """Weights (n, bones, CSR) from distances (n, bones) and one smoothness per bone.
 
     Each row sums to 1 over at most `max_influences` bones; weights below `prune` are dropped and the
     rest renormalized (the strongest bone always stays). Rows with no finite distance stay zero.
@@ -37,28 +76,35 @@ def falloff_weights(dist, smoothness, max_influences=MAX_INFLUENCES, prune=PRUNE
     than the nearest bone: the tail of exp(-d / s) that would come round through a crotch onto the other
     leg (a few hundredths on small characters) is cut, where it was under exp(-REACH) of the nearest bone's.
     """
-    w = np.array(dist, np.float64)
-    w /= -np.asarray(smoothness, np.float64)[None, :]
-    top = w.max(axis=1, keepdims=True)
-    top[~np.isfinite(top)] = 0.0  # no bone reaches the row: exp(-inf) leaves it zero
-    w -= top
-    flat = w.reshape(-1)
-    near = np.flatnonzero(flat > -REACH)  # the rest fade to exactly 0 (most, with many bones)
-    part = flat[near]
-    flat[:] = 0.0
-    flat[near] = np.exp(part) * bezier_falloff(-part / REACH)
-    return strongest(w, max_influences, prune)
+    per_length = -1.0 / np.asarray(smoothness, np.float64)[None, :]
+
+    def block(w):
+        w *= per_length
+        top = w.max(axis=1, keepdims=True)
+        top[~np.isfinite(top)] = 0.0  # no bone reaches the row: exp(-inf) leaves it zero
+        w -= top
+        flat = w.reshape(-1)
+        near = np.flatnonzero(flat > -REACH)  # the rest fade to exactly 0 (most, with many bones)
+        part = flat[near]
+        return flat_csr(near, np.exp(part) * bezier_falloff(-part / REACH), w.shape)
+
+    return strongest(by_rows(dist, block), max_influences, prune)
 
 
 def strongest(w, max_influences=MAX_INFLUENCES, prune=PRUNE):
-    """In place: keeps each row's `max_influences` largest weights less the next largest, normalizes, fades
-    out those below twice `prune` (0 below `prune`) and normalizes again (the strongest always stays).
-    Returns `w`.
+    """Weights (n, bones) as a CSR matrix, from `w` (an array or a sparse matrix, not changed): keeps each row's
+    `max_influences` largest weights less the next largest, normalizes, fades out those below twice `prune` (0 below
+    `prune`) and normalizes again (the strongest always stays). Done on dense blocks of rows (`by_rows`).
 
     Taking the next largest off (rather than only cutting there), and fading rather than dropping, keeps the
     weights continuous where the strongest few change or a weight crosses `prune` (a cut makes neighbouring
     vertices jump, and tiny triangles there flip), and treats equal weights alike: two bones tied for the last
     place both drop, so a mirrored rig keeps mirrored weights."""
+    return by_rows(w, lambda rows: _strongest(rows, max_influences, prune))
+
+
+def _strongest(w, max_influences, prune):
+    """`strongest` in place on a dense block of rows."""
     bones = w.shape[1]
     if bones > max_influences:
         top = w.argmax(axis=1)
@@ -70,12 +116,18 @@ def strongest(w, max_influences=MAX_INFLUENCES, prune=PRUNE):
     _normalize(w)
     if prune > 0.0:
         top = w.argmax(axis=1)
-        kept = np.nonzero(w)  # a few per row
-        w[kept] *= np.minimum(np.maximum(w[kept] / prune - 1.0, 0.0), 1.0)
+        flat = w.reshape(-1)
+        kept = np.flatnonzero(flat != 0)  # a few per row
+        flat[kept] *= np.minimum(np.maximum(flat[kept] / prune - 1.0, 0.0), 1.0)
         empty = np.flatnonzero(w.sum(axis=1) == 0)
         w[empty, top[empty]] = 1.0
     _normalize(w)
     return w
+
+
+def entry_rows(w):
+    """The row of each stored entry of the CSR matrix w."""
+    return np.repeat(np.arange(w.shape[0]), np.diff(w.indptr))
 
 
 def _normalize(w):
