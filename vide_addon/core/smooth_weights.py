@@ -187,10 +187,13 @@ class JointBlend:
         else:
             changed = np.unique((self._seeds != seeds).indices)
             if len(changed):
-                kept = np.setdiff1d(np.arange(seeds.shape[1]), changed)
                 new = self._blended(seeds[:, changed], self._own_zone(seeds, changed))
-                both = sparse.hstack([self._diffused[:, kept], new], format="csr")
-                self._diffused = both[:, np.argsort(np.r_[kept, changed])]
+                diffused = self._diffused.copy()
+                diffused.data[np.isin(diffused.indices, changed)] = 0.0  # those columns replaced by the new ones
+                diffused.eliminate_zeros()
+                to_columns = sparse.csr_matrix((np.ones(len(changed)), (np.arange(len(changed)), changed)),
+                                               (len(changed), seeds.shape[1]))
+                self._diffused = diffused + new @ to_columns
         self._seeds = seeds
         diffused = self._diffused if self.interpolation is None else self.interpolation @ self._diffused
         return strongest(diffused, max_influences, prune)
