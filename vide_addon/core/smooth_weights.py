@@ -217,8 +217,8 @@ class JointBlend:
         return sparse.vstack(blocks, format="csr")
 
     def _solved(self, seeds, system=None):
-        """The diffused seeds (n, k, CSR) on the zone's vertices (or on those of `system`), dense, SOLVE_COLUMNS
-        columns at a time (a list)."""
+        """The seeds (n, k, CSR) diffused on the zone's vertices (or on those of `system`): a list of dense (zone
+        vertices, SOLVE_COLUMNS) arrays, one per solve."""
         rows, anchor, rim, held, solve = system or (self._inside, self._anchor, self._rim, self._held, self._solve)
         inside = seeds[rows].tocsc()  # taken a few columns at a time
         rhs = inside.copy()
