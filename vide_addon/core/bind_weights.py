@@ -1,5 +1,6 @@
-"""A bind's weights from what its method measured, with the bind's settings: Joint Blending or not, then the
-strongest few kept, pruned and normalized. Every bind, re-weight and insertion ends here."""
+"""A bind's weights (vertices, bones; a scipy.sparse CSR matrix) from what its method measured, with the bind's
+settings: Joint Blending or not, then the strongest few kept, pruned and normalized. Every bind, re-weight and
+insertion ends here."""
 
 import numpy as np
 
