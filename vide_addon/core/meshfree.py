@@ -21,7 +21,7 @@ from scipy.sparse.csgraph import dijkstra
 from scipy.spatial import cKDTree
 
 from .errors import VideError
-from .geodesic import Domain, _cross, _touch, one_per_cell, pairs_within
+from .geodesic import Domain, _touch, one_per_cell, pairs_within
 from .weights import bezier_falloff
 
 LINK_RADIUS = 2.3  # in lattice spacings: links in 16 directions, graph distances within 3% of straight ones
@@ -233,12 +233,14 @@ def _fill_thin_parts(outline, tris, lattice, spacing, lattice_clear):
     the lattice may have none or a chain of them too far apart to link: triangle centres of the mesh that
     see no lattice sample within 1.5 spacings, at most one per half-spacing cell. Elsewhere the samples do
     not depend on the mesh. `lattice_clear`: the lattice points' clearance."""
-    corners = outline.domain.points[np.asarray(tris, np.int64).reshape(-1, 3)]
-    centres = corners.mean(axis=1)
+    # On coordinate columns, not (triangles, 3, 2) corners: 17k hand 8 -> 2 ms.
+    x, y = outline.domain.points[:, 0], outline.domain.points[:, 1]
+    a, b, c = np.asarray(tris, np.int64).reshape(-1, 3).T
+    ax, ay, bx, by, cx, cy = x[a], y[a], x[b], y[b], x[c], y[c]
+    centres = np.stack([(ax + bx + cx) / 3.0, (ay + by + cy) / 3.0], axis=1)
     # No outline edge enters a triangle, so its centre is a third of its least height or more from the outline.
-    sides = [np.hypot(*(corners[:, (c + 1) % 3] - corners[:, c]).T) for c in range(3)]
-    sides = np.maximum(np.maximum(sides[0], sides[1]), sides[2])
-    twice_area = np.abs(_cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0]))
+    sides = np.maximum(np.maximum(np.hypot(bx - ax, by - ay), np.hypot(cx - bx, cy - by)), np.hypot(ax - cx, ay - cy))
+    twice_area = np.abs((bx - ax) * (cy - ay) - (by - ay) * (cx - ax))
     clear = np.maximum(outline.domain.clear.at(centres), twice_area / (3.0 * np.maximum(sides, 1e-300)))
     off = _off_outline(outline.domain, centres, spacing, clear)
     centres, clear = centres[off], clear[off]
