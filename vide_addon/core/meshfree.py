@@ -21,7 +21,7 @@ from scipy.sparse.csgraph import dijkstra
 from scipy.spatial import cKDTree
 
 from .errors import VideError
-from .geodesic import Domain, _cross, _touch, one_per_cell, pairs_within
+from .geodesic import Domain, _touch, one_per_cell, pairs_within
 from .weights import bezier_falloff
 
 LINK_RADIUS = 2.3  # in lattice spacings: links in 16 directions, graph distances within 3% of straight ones
@@ -107,6 +107,20 @@ class Samples:
             self.sourced = _SourceGraph(self.graph, len(sources))
         n = len(self.points)
         return dijkstra(self.sourced.linked(sources, offsets), directed=True, indices=n, limit=limit)[:n]
+
+    def distances(self, handles):
+        """Distances (samples, handles) from each handle (its samples), in full: one Dijkstra call for them all,
+        from a node per handle linked to its samples (on the sample character, quicker than one call per handle
+        cut at its needed reach: 3.7 against 4.8 ms)."""
+        n, graph = len(self.points), self.graph
+        counts = np.array([len(h) for h in handles], np.int64)
+        linked = csr_matrix((np.concatenate([graph.data, np.full(counts.sum(), 1e-300)]),  # an explicit 0: no link
+                             np.concatenate([graph.indices, *handles]).astype(graph.indices.dtype),
+                             np.concatenate([graph.indptr, graph.nnz + np.cumsum(counts)])),
+                            shape=(n + len(handles),) * 2)
+        d = dijkstra(linked, directed=True, indices=np.arange(n, n + len(handles)))[:, :n].T
+        d[np.concatenate(handles), np.repeat(np.arange(len(handles)), counts)] = 0.0  # not 1e-300
+        return d
 
     def vertices_near(self, rows):
         """The mesh vertices that look at any of the samples `rows`, in order (marked, not sorted: quicker)."""
@@ -219,12 +233,14 @@ def _fill_thin_parts(outline, tris, lattice, spacing, lattice_clear):
     the lattice may have none or a chain of them too far apart to link: triangle centres of the mesh that
     see no lattice sample within 1.5 spacings, at most one per half-spacing cell. Elsewhere the samples do
     not depend on the mesh. `lattice_clear`: the lattice points' clearance."""
-    corners = outline.domain.points[np.asarray(tris, np.int64).reshape(-1, 3)]
-    centres = corners.mean(axis=1)
+    # On coordinate columns, not (triangles, 3, 2) corners: 17k hand 8 -> 2 ms.
+    x, y = outline.domain.points[:, 0], outline.domain.points[:, 1]
+    a, b, c = np.asarray(tris, np.int64).reshape(-1, 3).T
+    ax, ay, bx, by, cx, cy = x[a], y[a], x[b], y[b], x[c], y[c]
+    centres = np.stack([(ax + bx + cx) / 3.0, (ay + by + cy) / 3.0], axis=1)
     # No outline edge enters a triangle, so its centre is a third of its least height or more from the outline.
-    sides = [np.hypot(*(corners[:, (c + 1) % 3] - corners[:, c]).T) for c in range(3)]
-    sides = np.maximum(np.maximum(sides[0], sides[1]), sides[2])
-    twice_area = np.abs(_cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0]))
+    sides = np.maximum(np.maximum(np.hypot(bx - ax, by - ay), np.hypot(cx - bx, cy - by)), np.hypot(ax - cx, ay - cy))
+    twice_area = np.abs((bx - ax) * (cy - ay) - (by - ay) * (cx - ax))
     clear = np.maximum(outline.domain.clear.at(centres), twice_area / (3.0 * np.maximum(sides, 1e-300)))
     off = _off_outline(outline.domain, centres, spacing, clear)
     centres, clear = centres[off], clear[off]
@@ -473,7 +489,7 @@ def meshfree_weights(samples, handles, spread=SPREAD, gaussian=False):
     if not gaussian:
         return HandleSet(samples, handles, spread).weights()
     handles = [np.atleast_1d(np.asarray(h, np.int64)) for h in handles]
-    d = np.stack([samples.distance(h) for h in handles], axis=1)
+    d = samples.distances(handles)
     _, reach, nearest = _cells(d, handles, TOUCH * samples.spacing)
     width = np.where(np.isfinite(nearest), nearest, 2.0 * np.maximum(reach, 1e-12)) / 2.0
     values = _normalized(np.exp(-0.5 * (d / width) ** 2))
@@ -518,8 +534,10 @@ class HandleSet:
         self._vertex_values = np.zeros((len(samples.vertex_near), 0))
         self._basis = np.zeros((n, 0))  # f(d / r_d) (samples, handles), before normalizing and blending
         self._vertex_basis = np.zeros((len(samples.vertex_near), 0))
-        for h in handles:
-            self._add(h, None, real=True)
+        handles = [np.atleast_1d(np.asarray(h, np.int64)) for h in handles]
+        full = samples.distances(handles) if handles else None
+        for i, h in enumerate(handles):
+            self._add(h, None, real=True, known=full[:, i])
         self._refine()
         self._update_weights()
 
@@ -542,20 +560,21 @@ class HandleSet:
         real, alive = np.array(self.real, bool), np.array(self.alive, bool)
         return np.concatenate([np.flatnonzero(real), np.flatnonzero(~real & alive)])
 
-    def _add(self, handle, offsets, real):
+    def _add(self, handle, offsets, real, known=None):
+        """`known`: the handle's distances in full, cut here where a Dijkstra would stop (the same values)."""
         idx = np.atleast_1d(np.asarray(handle, np.int64))
         off = np.zeros(len(idx)) if offsets is None else np.asarray(offsets, float)
         k = len(self.handles)
         self._grow(k + 1)
         link = 1.01 * LINK_RADIUS * self.samples.spacing
         limit = self._reach_needed(idx, off) + link
-        col = self.samples.distance(idx, off, limit)
+        col = self._distance(idx, off, limit, known)
         while np.isfinite(limit) and _cell_reach(col, self.nearest) >= limit - link:
             # Its cell reaches the limit and may go on past it; the refinement reads the cell's true reach to
             # place virtual handles (cut short, it would depend on which handles went in first, and mirrored
             # handles would get different virtual handles): measure it further, until the cell ends inside.
             limit *= 2.0
-            col = self.samples.distance(idx, off, limit)
+            col = self._distance(idx, off, limit, known)
         region = np.flatnonzero(np.isfinite(col))
         joins = region[col[region] <= _tie(self.nearest[region])]  # the samples the new cell takes or shares
         was = np.isfinite(self.nearest[joins])[:, None] & (self._d[joins, :k] <= _tie(self.nearest[joins])[:, None])
@@ -587,6 +606,11 @@ class HandleSet:
         self.region.append(region)
         for i in [k, *shrunk.tolist()]:
             self._measure_reach(i)
+
+    def _distance(self, idx, off, limit, known):
+        if known is None:
+            return self.samples.distance(idx, off, limit)
+        return np.where(known <= limit, known, np.inf)
 
     def _drop(self, ids):
         """Removes virtual handles: their samples go to the nearest live handles, whose cells grow."""
@@ -660,6 +684,13 @@ class HandleSet:
         rows, before = rows[moved], before[moved]
         if len(rows) == 0:
             return
+        cap = len(self._links)
+        if 2 * len(rows) > len(self.nearest):  # most samples (a bind): counted afresh, quicker than the changes
+            graph = self.samples.graph
+            a, b = self.owner[graph.indices], np.repeat(self.owner, np.diff(graph.indptr))
+            ok = (a != b) & (a >= 0) & (b >= 0)
+            self._links = np.bincount(a[ok] * cap + b[ok], minlength=cap * cap).reshape(cap, cap)
+            return
         src, dst, _ = _links_from(self.samples.graph, rows)
         where = np.full(len(self.nearest), -1, np.int32)
         where[rows] = np.arange(len(rows))
@@ -673,7 +704,6 @@ class HandleSet:
         b = np.concatenate([was_t, was_s[out], now_t, now_s[out]])
         sign = np.repeat([-1.0, -1.0, 1.0, 1.0], [len(was_s), out.sum(), len(now_s), out.sum()])
         ok = (a >= 0) & (b >= 0) & (a != b)
-        cap = len(self._links)
         self._links += np.rint(np.bincount(a[ok] * cap + b[ok], sign[ok], cap * cap)).astype(np.int64).reshape(cap, cap)
 
     def _cell(self, i):
