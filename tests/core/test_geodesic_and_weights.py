@@ -402,13 +402,50 @@ def test_a_thinned_graphs_segments_that_touch_no_outline_edge_are_ones_the_walk_
     walked = domain.walk(i, pts[j], j)
     assert straight.sum() > 1000 and (walked & ~straight).sum() > 100 and (~walked).sum() > 20  # some cross the gap
     assert not (straight & ~walked).any()
+    assert np.array_equal(domain.visible(i, j), walked), "visible, with its clearances, decides as the walk does"
+    q = pts[j] + np.random.default_rng(3).normal(0.0, 0.7, (len(j), 2))  # points, some outside the mesh
+    assert np.array_equal(domain.visible(i, q=q), domain.walk(i, q, np.full(len(i), -1)))
     assert Domain.from_mesh(pts, tris, bones=1).outline is None, "every vertex a node: links cross few triangles"
 
 
+def test_dense_work_in_blocks_of_rows_gives_what_one_block_gives(monkeypatch):
+    """The weights' dense work runs on blocks of rows (weights.BLOCK entries): with blocks of a few rows, the
+    falloff, the blended weights on a zone (its rows found block by block), a live re-weight of one bone and
+    Meshfree C²'s blend give the same weights as with one block for the whole mesh."""
+    from vide_addon.core import bind_weights, smooth_weights, weights
+    from vide_addon.core.bind_settings import BindSettings
+    from vide_addon.core.meshfree_bones import BoneRig
+
+    pts, tris = polygon_mesh(np.array([(0, 0), (600, 0), (600, 16), (0, 16)], float), 2.0, jitter=0.2)
+    x = np.linspace(5, 595, 5)  # four bones end to end down a long strip: the zone is around the joints
+    heads, tails = np.c_[x[:-1], np.full(4, 8.0)], np.c_[x[1:], np.full(4, 8.0)]
+    domain = Domain.from_mesh(pts, tris, bones=4)
+    dist, _outside = bone_distances(domain, heads, tails)
+    blended, meshfree = BindSettings(), BindSettings(method="MESHFREE")
+    rig = BoneRig(pts, tris, heads, tails, meshfree.spacing(pts))
+
+    def all_weights():
+        smooth = np.full(4, 2.0)
+        blend = bind_weights.joint_blend(pts, tris, heads, tails, blended, domain)
+        fresh = bind_weights.geodesic_weights(dist, smooth, blend, blended)
+        assert blend._inside is not smooth_weights.ALL, "solved on a zone"
+        live = bind_weights.geodesic_weights(dist, np.array([5.0, 2.0, 2.0, 2.0]), blend, blended)
+        mf = bind_weights.meshfree_weights(rig.vertex_weights(),
+                                           bind_weights.joint_blend(pts, tris, *rig.held(), meshfree,
+                                                                    rig.samples.domain), meshfree)
+        return [weights.falloff_weights(dist, smooth), fresh, live, mf]
+
+    whole = all_weights()
+    monkeypatch.setattr(weights, "BLOCK", 37)  # 9 rows of 4 bones
+    assert len(weights.block_rows((len(pts), 4))) > 100
+    for one, blocks in zip(whole, all_weights()):
+        assert np.abs(one - blocks).max() < 1e-12
+
+
 def test_strongest_on_sparse_or_dense_weights_is_the_rule_applied_row_by_row():
-    """strongest works on the nonzeros of rows with at most Max Influences weights and on dense blocks of the
-    others: both, from a sparse matrix or an array, give what the rule gives applied to each row on its own (the
-    next largest taken off, normalized, faded below twice Prune, normalized; the strongest stays)."""
+    """strongest, from a sparse matrix or an array, on dense blocks of rows (one block here, several in
+    test_dense_work_in_blocks_of_rows_gives_what_one_block_gives), gives what the rule gives applied to each row on its
+    own (the next largest taken off, normalized, faded below twice Prune, normalized; the strongest stays)."""
     from scipy import sparse
     from vide_addon.core.weights import strongest
 

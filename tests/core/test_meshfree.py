@@ -268,6 +268,26 @@ def test_vertex_steps_traced_only_when_they_may_be_shortest_give_the_distances_t
     assert np.isinf(full.vertex_step[strip]).any(), "from the strip, some nearest samples are across the slit"
 
 
+def test_every_vertex_is_listed_under_the_samples_it_looks_at_even_across_a_part_thinner_than_the_spacing():
+    """Samples.sample_vertices (which vertices a handle's new distances reach) lists each vertex under every sample
+    in its vertex_near, also those a blind vertex was given along mesh edges: a vertex left out gets no weight from
+    the handles and goes wholly to the bone nearest in a straight line, across the slit. At a spacing 5 times the
+    strip's width, the strip's bone puts little weight on the body away from the joint (under 0.1)."""
+    from vide_addon.core.meshfree_bones import BoneRig
+
+    poly = np.array([(0, 0), (50, 0), (50, 60), (51.5, 60), (51.5, 10), (53.5, 10), (53.5, 62), (0, 62)], float)
+    pts, tris = polygon_mesh(poly, 1.0, jitter=0.1, seed=1)
+    heads, tails = np.array([(52.5, 15.0), (25.0, 10.0)]), np.array([(52.5, 55.0), (25.0, 50.0)])
+    rig = BoneRig(pts, tris, heads, tails, 8.0)
+    samples = rig.samples
+    listed = samples.sample_vertices.toarray() > 0
+    near = samples.vertex_near
+    assert listed[near, np.arange(len(pts))[:, None]].all()
+    w = rig.vertex_weights()
+    body = (pts[:, 0] < 49) & (pts[:, 1] < 50)
+    assert w[body, 0].max() < 0.1
+
+
 def test_a_bone_added_to_a_bone_rig_weights_as_if_bound_with_it():
     """A bone added later starts from the lattice samples it links to (a straight step from each) instead of
     samples of its own, and the virtual handles placed before it that it does not crowd stay: the weights are

@@ -16,7 +16,7 @@ class Measured:
     names: list
     dist: np.ndarray  # (vertices, bones)
     fingerprint: bytes  # of the mesh, its placement and the rest pose the distances were measured for
-    weights: np.ndarray  # as last written
+    weights: object  # as last written (CSR)
     blend: object = None  # Joint Blending, factored for this mesh and bones
     reach: float = np.inf  # how far past the nearest bone the distances were measured
 

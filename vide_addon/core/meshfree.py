@@ -37,7 +37,8 @@ CHUNK = 16384  # segments `Outline.straight` tests at once (on the comb, 8k to 3
 @dataclass
 class Samples:
     """Points filling the shape (a lattice, plus handle samples) and the graph of straight, inside links
-    between near ones; and, for each mesh vertex, its straight links to the nearest samples it sees."""
+    between near ones; and, for each mesh vertex, its straight links to its nearest samples, those found to leave
+    the mesh infinite (a link is traced only when it may matter: `vertex_untested`)."""
 
     points: np.ndarray  # (n, 2): the lattice, then the extra (handle) samples
     lattice: int  # how many of them are lattice points
@@ -46,7 +47,7 @@ class Samples:
     domain: Domain
     outline: "Outline"
     vertex_near: np.ndarray  # (vertices, k) sample indices
-    vertex_step: np.ndarray  # (vertices, k) straight lengths, inf where the vertex does not see the sample
+    vertex_step: np.ndarray  # (vertices, k) straight lengths, inf where the step leaves the mesh (once traced)
     vertex_untested: np.ndarray  # (vertices, k) the step may leave the mesh: tested when needed (`at_vertices`)
     clear: np.ndarray  # (n,) lower bounds of the samples' distances to the outline
     vertex_clear: np.ndarray  # (vertices,) and of the mesh vertices' (within their triangles: `_star_clearance`)
@@ -72,9 +73,6 @@ class Samples:
         k = min(K_NEIGHBOURS, len(pts))
         step, near = tree.query(domain.points, k=k)
         step, near = step.reshape(-1, k), near.reshape(-1, k)
-        verts = np.arange(len(domain.points))
-        looked_at = coo_matrix((np.ones(near.size), (near.ravel(), np.repeat(verts, k))),
-                               shape=(len(pts), len(verts))).tocsr()
         # A vertex sees a sample when their clear disks cover the step between them (leaving an outline vertex
         # inwards); the vertex's disk is the larger of its clearance and its triangles'. Other steps are traced
         # only where one may be a vertex's shortest (most never are), or where a vertex has no step known inside
@@ -86,7 +84,7 @@ class Samples:
         untested[rim, slot] = ~outline.covers(domain.points[rim], pts[near[rim, slot]], rim, vertex_clear[rim],
                                               clear[near[rim, slot]])
         samples = cls(pts, len(lattice_pts), spacing, graph, domain, outline, near, step, untested, clear,
-                      vertex_clear, looked_at, tree, _SourceGraph(graph, 4096))
+                      vertex_clear, None, tree, _SourceGraph(graph, 4096))
         blind = np.flatnonzero(untested.all(axis=1))
         for slot in range(k):  # nearest first, until each vertex has a step known inside (most: the first)
             if len(blind) == 0:
@@ -94,7 +92,11 @@ class Samples:
             samples._test(blind, np.full(len(blind), slot))
             blind = blind[np.isinf(samples.vertex_step[blind, slot])]
         _along_edges(samples)
-        # Made now, so that inserting a bone later (the part that must be quick) only writes its steps.
+        # After `_along_edges`, which gives blind vertices other samples to look at; made now, so that inserting a
+        # bone later (the part that must be quick) only writes its steps.
+        verts = np.arange(len(domain.points))
+        samples.sample_vertices = coo_matrix((np.ones(near.size), (near.ravel(), np.repeat(verts, k))),
+                                             shape=(len(pts), len(verts))).tocsr()
         return samples
 
     def distance(self, sources, offsets=None, limit=np.inf):
@@ -114,7 +116,7 @@ class Samples:
         cut at its needed reach: 3.7 against 4.8 ms)."""
         n, graph = len(self.points), self.graph
         counts = np.array([len(h) for h in handles], np.int64)
-        linked = csr_matrix((np.concatenate([graph.data, np.full(counts.sum(), 1e-300)]),  # an explicit 0: no link
+        linked = csr_matrix((np.concatenate([graph.data, np.full(counts.sum(), 1e-300)]),  # a link of length ~0
                              np.concatenate([graph.indices, *handles]).astype(graph.indices.dtype),
                              np.concatenate([graph.indptr, graph.nnz + np.cumsum(counts)])),
                             shape=(n + len(handles),) * 2)

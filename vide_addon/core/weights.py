@@ -70,7 +70,7 @@ def falloff_weights(dist, smoothness, max_influences=MAX_INFLUENCES, prune=PRUNE
     """Weights (n, bones, CSR) from distances (n, bones) and one smoothness per bone.
 
     Each row sums to 1 over at most `max_influences` bones; weights below `prune` are dropped and the
-    rest renormalized (the strongest bone always stays). Rows with no finite distance stay zero.
+    rest renormalized (the strongest bone always stays). A row with no finite distance goes wholly to the first bone.
 
     A bone's weight also fades to exactly 0, C²-smoothly, where it is REACH of its smoothness lengths further
     than the nearest bone: the tail of exp(-d / s) that would come round through a crotch onto the other
