@@ -84,7 +84,7 @@ class Domain:
     # (n, nodes) with thinned nodes: each vertex as a blend of nodes (rows sum to 1; empty: it sees no node)
     interpolation: csr_matrix = None
     wedges: tuple = None  # per corner, for leaving a vertex in a direction (`_wedges`; made as walks need them)
-    steps: tuple = None  # per side 3 t + k, the next side of its triangle and the side across it (`_side_steps`)
+    steps: tuple = None  # per side 3 t + k, the next side of its triangle and the side across it (`_sides`)
     crossings: tuple = None  # per side, the vertex across it and the next sides (`_crossings`; on the first walk)
     outside: np.ndarray = None  # clearance grid cells wholly outside the mesh (`_outside_cells`; on the first test)
     outline: object = None  # with thinned nodes, the outline's edges in a grid (meshfree.Outline), for `visible`
@@ -102,12 +102,12 @@ class Domain:
         area = (x[j] - x[i]) * (y[k] - y[i]) - (y[j] - y[i]) * (x[k] - x[i])
         flip = area < 0
         tris = np.column_stack([i, np.where(flip, k, j), np.where(flip, j, k)])  # all counter-clockwise
-        edges, boundary, across, across_side = _sides(tris, len(points))
+        edges, boundary, steps = _sides(tris, len(points))
         if len(boundary) == 0:
             raise VideError("it has no outline (every edge joins two faces): VIDE weights flat cutout meshes.")
         clear = Clearance(points, points[boundary[:, 0]], points[boundary[:, 1]])
         domain = cls(points, edges, boundary, clear, clear.at(points), stages=stages, tris=tris,
-                     steps=_side_steps(across, across_side))
+                     steps=steps)
         domain.tolerance = 1e-6 * float(max(np.ptp(x), np.ptp(y)))
         domain._corners()
         corners = tris.ravel()
@@ -154,9 +154,7 @@ class Domain:
 
             self.outline = Outline(self, self.spacing)
             sides, tris = self._coarse_mesh()
-            _edges, _boundary, across, across_side = _sides(tris, m)
-            wedges = _wedge_links(self.points[self.nodes], tris, _side_steps(across, across_side), WINDOW_DEPTH,
-                                  self.tolerance)
+            wedges = _wedge_links(self.points[self.nodes], tris, _sides(tris, m)[2], WINDOW_DEPTH, self.tolerance)
             pairs = np.vstack([sides, wedges])
         self.stages.lap("visibility")
         pairs = unique_pairs(pairs[:, 0], pairs[:, 1], m)
@@ -404,8 +402,8 @@ class Domain:
 
 def _sides(tris, n):
     """The edges of triangles (t, 3) over n vertices, the boundary edges (directed with their triangle on the
-    left), and which triangle lies across each side (side k runs from corner k to corner k + 1; -1: none)
-    and which of its sides that is."""
+    left), and per side 3 t + k (side k runs from corner k to corner k + 1): the next side of the same triangle,
+    and the same side in the triangle across it (-1: none), so that a walk steps with two lookups."""
     t = len(tris)
     directed = np.concatenate([tris[:, [0, 1]], tris[:, [1, 2]], tris[:, [2, 0]]])  # side k of t: row k t + t
     key = np.minimum(directed[:, 0], directed[:, 1]) * n + np.maximum(directed[:, 0], directed[:, 1])
@@ -413,21 +411,14 @@ def _sides(tris, n):
     sorted_key = key[order]
     start = np.flatnonzero(np.r_[True, sorted_key[1:] != sorted_key[:-1]])
     count = np.diff(np.r_[start, len(key)])
-    # The two sides on one edge: each is the other's row.
+    # The two sides on one edge, each the other's twin: rows k t + t renumbered 3 t + k, only for those.
     pair = start[count == 2]
-    other = np.full(3 * t, -1)
-    other[order[pair]], other[order[pair + 1]] = order[pair + 1], order[pair]
-    across = np.where(other >= 0, other % t, -1).reshape(3, t).T
-    across_side = np.where(other >= 0, other // t, -1).reshape(3, t).T
-    return directed[order[start]], directed[np.sort(order[start[count == 1]])], across, across_side
-
-
-def _side_steps(across, across_side):
-    """Per side 3 t + k (or corner): the next one of the same triangle, and the same side in the triangle across
-    it (-1: none), so that a walk steps with two lookups."""
-    side = np.arange(across.size)
-    k = side % 3
-    return side - k + (k + 1) % 3, np.where(across >= 0, 3 * across + across_side, -1).ravel()
+    (k0, t0), (k1, t1) = np.divmod(order[pair], t), np.divmod(order[pair + 1], t)
+    one, two = 3 * t0 + k0, 3 * t1 + k1
+    twin = np.full(3 * t, -1)
+    twin[one], twin[two] = two, one
+    follow = (np.arange(3 * t).reshape(t, 3) + np.array([1, 1, -2])).ravel()
+    return directed[order[start]], directed[np.sort(order[start[count == 1]])], (follow, twin)
 
 
 def _crossings(flat, steps):
