@@ -959,8 +959,8 @@ def _reach_islands(domain, dist, heads, tails):
 def segment_distance(points, a, b):
     """Euclidean distance from points (n, 2) to the segment a-b (one, or one per point), and the closest
     points on it."""
-    ab = b - a
-    (x, y), (ax, ay), (abx, aby) = points.T, a.T, ab.T  # on columns: sums of two rows are slow
+    (x, y), (ax, ay), (bx, by) = points.T, a.T, b.T  # on columns: operations on (n, 2) rows are slow
+    abx, aby = bx - ax, by - ay
     t = np.clip(((x - ax) * abx + (y - ay) * aby) / np.maximum(abx * abx + aby * aby, 1e-300), 0.0, 1.0)
-    foot = a + t[:, None] * ab
-    return np.hypot(x - foot[:, 0], y - foot[:, 1]), foot
+    fx, fy = ax + t * abx, ay + t * aby
+    return np.hypot(x - fx, y - fy), np.column_stack([fx, fy])
