@@ -474,3 +474,54 @@ def test_strongest_on_sparse_or_dense_weights_is_the_rule_applied_row_by_row():
         expected = np.array([rule(row, k, prune) for row in raw])
         for given in (raw, sparse.csr_matrix(raw)):
             assert np.abs(strongest(given, k, prune).toarray() - expected).max() < 1e-12
+
+
+def test_segment_distance_is_the_nearest_point_of_the_segment():
+    """segment_distance (one segment, or one per point; a segment may be a single point) gives a foot on the segment
+    at the returned distance, and no point of the segment (sampled densely) is nearer than that."""
+    rng = np.random.default_rng(11)
+    points = rng.uniform(-5.0, 15.0, (400, 2))
+    a, b = rng.uniform(0.0, 10.0, (400, 2)), rng.uniform(0.0, 10.0, (400, 2))
+    b[::7] = a[::7]  # single points
+    t = np.linspace(0.0, 1.0, 2001)
+    for heads, tails in ((a, b), (a[0], b[0]), (a[7], b[7])):
+        gap, foot = geodesic.segment_distance(points, heads, tails)
+        h, e = np.broadcast_to(heads, points.shape), np.broadcast_to(tails, points.shape)
+        samples = h[:, None] + t[None, :, None] * (e - h)[:, None]  # (n, samples, 2)
+        nearest = np.hypot(*(samples - points[:, None]).transpose(2, 0, 1)).min(axis=1)
+        length = np.hypot(*(e - h).T)
+        assert np.all(gap <= nearest + 1e-12)
+        assert np.all(nearest - gap <= length / 2000.0 + 1e-12)
+        assert np.allclose(np.hypot(*(foot - points).T), gap, rtol=0.0, atol=1e-12)
+        # The foot on the segment: between its ends, on its line.
+        along = np.einsum("ij,ij->i", foot - h, e - h)
+        assert np.all((along >= -1e-12) & (along <= length**2 + 1e-9))
+        assert np.allclose((e - h)[:, 0] * (foot - h)[:, 1] - (e - h)[:, 1] * (foot - h)[:, 0], 0.0, atol=1e-9)
+
+
+def test_sides_pair_each_inner_side_with_its_reverse():
+    """_sides: each side 3 t + k (corner k to corner k + 1) is paired with the side of another triangle that runs over
+    the same edge the other way, exactly when the edge has two triangles; follow steps round the triangle; the
+    boundary is the unpaired sides, and the edges are every distinct edge once."""
+    rng = np.random.default_rng(3)
+    points = rng.random((300, 2))
+    tris = Delaunay(points).simplices
+    tris = tris[rng.random(len(tris)) < 0.8]  # holes: more boundary
+    (x, y), (i, j, k) = points.T, tris.T
+    flip = (x[j] - x[i]) * (y[k] - y[i]) - (y[j] - y[i]) * (x[k] - x[i]) < 0
+    tris = np.column_stack([i, np.where(flip, k, j), np.where(flip, j, k)])
+    edges, boundary, (follow, twin) = geodesic._sides(tris, len(points))
+    flat = tris.ravel()
+    start, end = flat, flat[follow]
+    assert np.array_equal(follow.reshape(-1, 3) - 3 * np.arange(len(tris))[:, None], np.tile([1, 2, 0], (len(tris), 1)))
+    count = {}
+    for s, e in zip(start, end):
+        count[frozenset((s, e))] = count.get(frozenset((s, e)), 0) + 1
+    paired = np.flatnonzero(twin >= 0)
+    assert np.array_equal(twin[twin[paired]], paired)
+    assert np.array_equal(start[twin[paired]], end[paired]) and np.array_equal(end[twin[paired]], start[paired])
+    assert np.all(twin[paired] // 3 != paired // 3)
+    inner = np.array([count[frozenset((s, e))] == 2 for s, e in zip(start, end)])
+    assert np.array_equal(twin >= 0, inner)
+    assert sorted(map(tuple, boundary)) == sorted(zip(start[~inner], end[~inner]))
+    assert set(map(frozenset, edges.tolist())) == set(count) and len(edges) == len(count)
