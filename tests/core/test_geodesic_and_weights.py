@@ -525,3 +525,22 @@ def test_sides_pair_each_inner_side_with_its_reverse():
     assert np.array_equal(twin >= 0, inner)
     assert sorted(map(tuple, boundary)) == sorted(zip(start[~inner], end[~inner]))
     assert set(map(frozenset, edges.tolist())) == set(count) and len(edges) == len(count)
+
+
+def test_clearance_covers_in_chunks_as_at_once():
+    """Clearance.covers on more segments than COVERS_CHUNK (tested a chunk at a time) answers each segment as a call
+    on a few segments does, and the answers are not all alike (the test can tell them apart)."""
+    rng = np.random.default_rng(8)
+    points = rng.random((400, 2)) * 10.0
+    tris = Delaunay(points).simplices
+    domain = Domain.from_mesh(points, tris[rng.random(len(tris)) < 0.85], links=False)
+    n = 2 * geodesic.COVERS_CHUNK + 77
+    p, q = rng.random((n, 2)) * 10.0, rng.random((n, 2)) * 10.0
+    q[::3] = p[::3] + rng.normal(0.0, 0.1, (len(q[::3]), 2))  # short ones: some covered
+    outside = np.zeros(domain.clear.shape, bool)
+    outside[::2] = True
+    inside, out = domain.clear.covers(p, q, outside)
+    few = [domain.clear.covers(p[k:k + 500], q[k:k + 500], outside) for k in range(0, n, 500)]
+    assert np.array_equal(inside, np.concatenate([a for a, _b in few]))
+    assert np.array_equal(out, np.concatenate([b for _a, b in few]))
+    assert 0 < inside.sum() < n and 0 < out.sum() < n
