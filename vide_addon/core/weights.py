@@ -34,11 +34,14 @@ def by_rows(dense, block):
     """`block` (a function of a dense (rows, bones) copy, returning it or a CSR matrix) applied to `block_rows` of
     `dense` (an array or a sparse matrix) at a time, as one CSR matrix: no full-size dense temporary."""
     dense = dense.tocsr() if sparse.issparse(dense) else np.asarray(dense)
+    blocks = block_rows(dense.shape)
     parts = []
-    for start, stop in block_rows(dense.shape):
-        rows = dense[start:stop]
+    for start, stop in blocks:
+        rows = dense[start:stop] if len(blocks) > 1 else dense  # one block: no sliced copy, nothing to stack
         part = block(rows.toarray() if sparse.issparse(rows) else np.array(rows, np.float64))
         parts.append(part if sparse.issparse(part) else to_csr(part))
+    if len(parts) == 1:
+        return parts[0]
     if not parts:
         return sparse.csr_matrix(dense.shape)
     return sparse.vstack(parts, format="csr")
