@@ -84,16 +84,18 @@ def triangle_terms(points, tris, finest=0.0):
     areas, and each triangle's half cotangent weights (t, 3), that of the edge opposite corner k (from corner k + 1
     to k + 2) half the cotangent of the angle at k. A triangle whose longest edge h is under `finest` of the median
     triangle's longest edge counts (finest × median / h)² times: as stiff as one of that size."""
-    x, y = points[:, 0][tris], points[:, 1][tris]
+    # On coordinate columns, one per corner or side: row operations on (t, 3) arrays took 2.4 times as long (comb).
+    x, y = (np.ascontiguousarray(c) for c in np.asarray(points, float).T)
+    x, y = [x[c] for c in tris.T], [y[c] for c in tris.T]
     # Side k runs from corner k to corner k + 1; the angle at k is between side k and side k - 1 reversed.
-    sx, sy = x[:, [1, 2, 0]] - x, y[:, [1, 2, 0]] - y
-    longest = np.sqrt((sx * sx + sy * sy).max(axis=1))
+    sx, sy = [x[(k + 1) % 3] - x[k] for k in range(3)], [y[(k + 1) % 3] - y[k] for k in range(3)]
+    squared = [sx[k] * sx[k] + sy[k] * sy[k] for k in range(3)]
+    longest = np.sqrt(np.maximum(np.maximum(squared[0], squared[1]), squared[2]))
     finest = finest * np.median(longest) if len(longest) else 0.0
     stiffer = np.maximum(finest / np.maximum(longest, 1e-300), 1.0) ** 2
-    twice_area = np.abs(sx[:, 0] * sy[:, 1] - sy[:, 0] * sx[:, 1])
+    twice_area = np.abs(sx[0] * sy[1] - sy[0] * sx[1])
     areas = np.bincount(tris.ravel(), np.repeat(0.5 * twice_area / 3.0, 3), len(points))
-    before = [2, 0, 1]
-    dots = -(sx * sx[:, before] + sy * sy[:, before])
+    dots = np.column_stack([-(sx[k] * sx[k - 1] + sy[k] * sy[k - 1]) for k in range(3)])
     return areas, (0.5 * stiffer / np.maximum(twice_area, 1e-300))[:, None] * dots
 
 
