@@ -102,10 +102,11 @@ def triangle_terms(points, tris, finest=0.0):
 def cotangent_laplacian(tris, half_cot, anchor):
     """K + diag(anchor) (n, n, CSC) for n = len(anchor), K the stiffness matrix with the cotangent weights of
     `triangle_terms` (K @ ones = 0)."""
-    n, i, j = len(anchor), tris[:, [1, 2, 0]].ravel(), tris[:, [2, 0, 1]].ravel()
+    n, tris = len(anchor), tris.astype(np.int32)  # the matrix's own index type: int64 took 1.7 times as long (comb)
+    i, j = tris[:, [1, 2, 0]].ravel(), tris[:, [2, 0, 1]].ravel()
     rows, cols, off = np.concatenate([i, j]), np.concatenate([j, i]), -np.tile(half_cot.ravel(), 2)
     # One conversion, duplicates summed: the diagonal is minus the sum of its row's other entries.
-    diagonal = np.arange(n)
+    diagonal = np.arange(n, dtype=np.int32)
     vals = np.concatenate([off, anchor - np.bincount(rows, off, n)])
     return sparse.csc_matrix((vals, (np.concatenate([rows, diagonal]), np.concatenate([cols, diagonal]))), (n, n))
 
