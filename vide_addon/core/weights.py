@@ -111,7 +111,7 @@ def _strongest(w, max_influences, prune):
     bones = w.shape[1]
     if bones > max_influences:
         top = w.argmax(axis=1)
-        next_largest = np.partition(w, bones - max_influences - 1, axis=1)[:, bones - max_influences - 1, None]
+        next_largest = _nth_largest(w, max_influences + 1, top)[:, None]
         w -= next_largest  # those not among the largest few go to 0 or below
         np.maximum(w, 0.0, out=w)
         tied = np.flatnonzero((w.sum(axis=1) == 0) & (next_largest[:, 0] > 0))  # more than that many tied first
@@ -126,6 +126,17 @@ def _strongest(w, max_influences, prune):
         w[empty, top[empty]] = 1.0
     _normalize(w)
     return w
+
+
+def _nth_largest(w, n, top):
+    """Each row's n-th largest value in w (rows, k), n <= k, equal values counted apart (as np.partition does), given
+    its largest's columns `top`: n - 1 rounds of taking the largest out of a copy. 2048 rows of 60 with n = 5: 0.37 ms
+    against 1.07 ms for np.partition (which selects row by row)."""
+    rest, rows = w.copy(), np.arange(len(w))
+    for _ in range(n - 1):
+        rest[rows, top] = -np.inf
+        top = rest.argmax(axis=1)
+    return rest[rows, top]
 
 
 def entry_rows(w):
