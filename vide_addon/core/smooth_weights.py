@@ -247,22 +247,18 @@ class JointBlend:
         vertices, SOLVE_COLUMNS) arrays, one per solve."""
         rows, anchor, rim, held, solve = system or (self._inside, self._anchor, self._rim, self._held, self._solve)
         inside = seeds if rows is ALL else seeds[rows]
-        if inside.shape[0] * inside.shape[1] <= BLOCK:  # one block of dense work: fewer sparse matrices made
-            inside = inside.toarray()
-            rhs = inside * anchor[:, None]
-            if held is not None:  # the vertices outside that border the zone keep their seeds
-                rhs -= held @ seeds[rim].toarray()
-        else:
-            inside = inside.tocsc()  # taken a few columns at a time
-            rhs = inside.copy()
-            rhs.data *= anchor[rhs.indices]
-            if held is not None:
-                rhs = (rhs - held @ seeds[rim]).tocsc()
+        # One block of dense work (the character) at once, fewer sparse matrices made; else a few columns at a time.
+        inside = inside.toarray() if inside.shape[0] * inside.shape[1] <= BLOCK else inside.tocsc()
+        around = None if held is None else seeds[rim].tocsc()  # the vertices outside that border the zone: held
         parts = []
-        for i in range(0, rhs.shape[1], SOLVE_COLUMNS):
-            solved = solve(_dense(rhs[:, i:i + SOLVE_COLUMNS]))
+        for i in range(0, seeds.shape[1], SOLVE_COLUMNS):
+            columns = _dense(inside[:, i:i + SOLVE_COLUMNS])
+            rhs = columns * anchor[:, None]
+            if held is not None:
+                rhs -= held @ around[:, i:i + SOLVE_COLUMNS].toarray()
+            solved = solve(rhs)
             if self.reach:  # only where the bone reaches: its diffused weight fades in as its seed grows to `reach`
-                solved *= np.minimum(_dense(inside[:, i:i + SOLVE_COLUMNS]) / self.reach, 1.0)
+                solved *= np.minimum(columns / self.reach, 1.0)
             parts.append(solved)
         return parts
 
