@@ -44,7 +44,7 @@ from scipy.sparse import csgraph
 from scipy.sparse.linalg import splu
 from scipy.spatial import cKDTree
 
-from .weights import BLOCK, block_rows, by_rows, entry_rows, flat_csr, strongest, to_csr
+from .weights import BLOCK, block_rows, by_rows, entry_rows, flat_csr, stacked, strongest, to_csr
 
 WIDTH_FLOOR = 0.5  # on a bone, weights are held as hard as half the way to the outline
 GEODESIC_REACH = 1e-8  # exp(-d / s) seeds this small are about 18 smoothness lengths further than the nearest bone
@@ -226,21 +226,29 @@ class JointBlend:
 
     def _blended(self, seeds, system=None):
         """The seeds (n, k, CSR) diffused on the zone (or on the rows of `system`, from `_system`), the others keeping
-        their seeds, as a CSR matrix without the diffused weights under DROP, put together a block of rows at a time
-        (`block_rows`)."""
+        their seeds, as a CSR matrix without the diffused weights under DROP: the zone's rows put together a block of
+        rows at a time (`block_rows`), then set among the others' seeds (comb: 117 -> 108 ms with the solves, against
+        making every block of rows dense)."""
         rows = (system or (self._inside,))[0]
-        n = seeds.shape[0]
-        rows = np.arange(n) if rows is ALL else rows
+        n, k = seeds.shape
         solved = self._solved(seeds, system)
+        shape = (n if rows is ALL else len(rows), k)
         blocks = []
-        for start, stop in block_rows(seeds.shape):
-            block = (seeds[start:stop] if stop < n or start else seeds).toarray()
-            lo, hi = np.searchsorted(rows, [start, stop])
-            diffused = np.hstack([part[lo:hi] for part in solved])
+        for start, stop in block_rows(shape):
+            diffused = np.hstack([part[start:stop] for part in solved])
             diffused[np.abs(diffused) < DROP] = 0.0
-            block[rows[lo:hi] - start] = diffused
-            blocks.append(to_csr(block))
-        return blocks[0] if len(blocks) == 1 else sparse.vstack(blocks, format="csr")
+            blocks.append(to_csr(diffused))
+        zone = stacked(blocks, shape)
+        if rows is ALL:
+            return zone
+        outside = seeds.copy()
+        inside = np.zeros(n, bool)
+        inside[rows] = True
+        outside.data[inside[entry_rows(outside)]] = 0.0
+        outside.eliminate_zeros()
+        counts = np.zeros(n, np.int64)
+        counts[rows] = np.diff(zone.indptr)
+        return outside + sparse.csr_matrix((zone.data, zone.indices, np.r_[0, np.cumsum(counts)]), (n, k))
 
     def _solved(self, seeds, system=None):
         """The seeds (n, k, CSR) diffused on the zone's vertices (or on those of `system`): a list of dense (zone

@@ -40,11 +40,14 @@ def by_rows(dense, block):
         rows = dense[start:stop] if len(blocks) > 1 else dense  # one block: no sliced copy, nothing to stack
         part = block(rows.toarray() if sparse.issparse(rows) else np.array(rows, np.float64))
         parts.append(part if sparse.issparse(part) else to_csr(part))
-    if len(parts) == 1:
-        return parts[0]
-    if not parts:
-        return sparse.csr_matrix(dense.shape)
-    return sparse.vstack(parts, format="csr")
+    return stacked(parts, dense.shape)
+
+
+def stacked(blocks, shape):
+    """CSR blocks of rows as one CSR matrix of `shape` (one block as it is, no copy)."""
+    if len(blocks) == 1:
+        return blocks[0]
+    return sparse.vstack(blocks, format="csr") if blocks else sparse.csr_matrix(shape)
 
 
 def to_csr(dense):
