@@ -16,7 +16,7 @@ from vide_addon.core.bind_weights import geodesic_weights, joint_blend
 from vide_addon.core.geodesic import Domain, bone_distances
 from vide_addon.core.meshfree_bones import BoneRig
 from vide_addon.core.smooth_weights import (GEODESIC_REACH, ZONE, JointBlend, bone_clearance, exponential_seeds,
-                                            meshfree_seeds)
+                                            held_widths, meshfree_seeds)
 from vide_addon.core.weights import strongest
 
 # Hip across the top, one bone down each leg (the legs are 4 units apart below y = 100).
@@ -323,3 +323,22 @@ def test_blend_from_sparse_or_dense_seeds_gives_the_same_weights_and_dropping_fa
         with monkeypatch.context() as patch:
             patch.setattr(smooth_weights, "DROP", 0.0)
             assert np.abs(blend()(given, 4, 0.0).toarray() - w).max() < 1e-8
+
+
+def test_held_widths_are_the_nearest_outline_points_distance_where_it_exceeds_d_looked_up_in_a_grid_or_not():
+    """held_widths looks the nearest outline point up only where a grid's bound says it may exceed d: it gives
+    max(d, width floor x that distance) as a k-d tree queried at every point does, exactly, for clustered and spread
+    points, d from 0 (every point looked up) to beyond every distance, a few cells or many, and no points."""
+    from scipy.spatial import cKDTree
+
+    rng = np.random.default_rng(3)
+    spread = rng.uniform(0, 100, (3000, 2))
+    clustered = np.concatenate([rng.normal(c, 2.0, (500, 2)) for c in ((10, 10), (80, 30), (40, 90))])
+    for points in (spread, clustered, spread[:1]):
+        outline = rng.uniform(-5, 105, (400, 2))
+        exact = cKDTree(outline).query(points)[0]
+        for d in (np.zeros(len(points)), rng.uniform(0, 20, len(points)), np.full(len(points), 1e3)):
+            for width_floor, per_cell in ((0.5, 16), (0.35, 1), (1.0, 1000)):
+                expected = np.maximum(d, width_floor * exact)
+                assert np.array_equal(held_widths(points, outline, d, width_floor, per_cell), expected)
+    assert len(held_widths(np.zeros((0, 2)), outline, np.zeros(0), 0.5)) == 0

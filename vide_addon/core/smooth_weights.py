@@ -44,7 +44,7 @@ from scipy.sparse import csgraph
 from scipy.sparse.linalg import splu
 from scipy.spatial import cKDTree
 
-from .weights import block_rows, by_rows, entry_rows, flat_csr, strongest, to_csr
+from .weights import BLOCK, block_rows, by_rows, entry_rows, flat_csr, stacked, strongest, to_csr
 
 WIDTH_FLOOR = 0.5  # on a bone, weights are held as hard as half the way to the outline
 GEODESIC_REACH = 1e-8  # exp(-d / s) seeds this small are about 18 smoothness lengths further than the nearest bone
@@ -84,26 +84,29 @@ def triangle_terms(points, tris, finest=0.0):
     areas, and each triangle's half cotangent weights (t, 3), that of the edge opposite corner k (from corner k + 1
     to k + 2) half the cotangent of the angle at k. A triangle whose longest edge h is under `finest` of the median
     triangle's longest edge counts (finest × median / h)² times: as stiff as one of that size."""
-    x, y = points[:, 0][tris], points[:, 1][tris]
+    # On coordinate columns, one per corner or side: row operations on (t, 3) arrays took 2.4 times as long (comb).
+    x, y = (np.ascontiguousarray(c) for c in np.asarray(points, float).T)
+    x, y = [x[c] for c in tris.T], [y[c] for c in tris.T]
     # Side k runs from corner k to corner k + 1; the angle at k is between side k and side k - 1 reversed.
-    sx, sy = x[:, [1, 2, 0]] - x, y[:, [1, 2, 0]] - y
-    longest = np.sqrt((sx * sx + sy * sy).max(axis=1))
+    sx, sy = [x[(k + 1) % 3] - x[k] for k in range(3)], [y[(k + 1) % 3] - y[k] for k in range(3)]
+    squared = [sx[k] * sx[k] + sy[k] * sy[k] for k in range(3)]
+    longest = np.sqrt(np.maximum(np.maximum(squared[0], squared[1]), squared[2]))
     finest = finest * np.median(longest) if len(longest) else 0.0
     stiffer = np.maximum(finest / np.maximum(longest, 1e-300), 1.0) ** 2
-    twice_area = np.abs(sx[:, 0] * sy[:, 1] - sy[:, 0] * sx[:, 1])
+    twice_area = np.abs(sx[0] * sy[1] - sy[0] * sx[1])
     areas = np.bincount(tris.ravel(), np.repeat(0.5 * twice_area / 3.0, 3), len(points))
-    before = [2, 0, 1]
-    dots = -(sx * sx[:, before] + sy * sy[:, before])
+    dots = np.column_stack([-(sx[k] * sx[k - 1] + sy[k] * sy[k - 1]) for k in range(3)])
     return areas, (0.5 * stiffer / np.maximum(twice_area, 1e-300))[:, None] * dots
 
 
 def cotangent_laplacian(tris, half_cot, anchor):
     """K + diag(anchor) (n, n, CSC) for n = len(anchor), K the stiffness matrix with the cotangent weights of
     `triangle_terms` (K @ ones = 0)."""
-    n, i, j = len(anchor), tris[:, [1, 2, 0]].ravel(), tris[:, [2, 0, 1]].ravel()
+    n, tris = len(anchor), tris.astype(np.int32)  # the matrix's own index type: int64 took 1.7 times as long (comb)
+    i, j = tris[:, [1, 2, 0]].ravel(), tris[:, [2, 0, 1]].ravel()
     rows, cols, off = np.concatenate([i, j]), np.concatenate([j, i]), -np.tile(half_cot.ravel(), 2)
     # One conversion, duplicates summed: the diagonal is minus the sum of its row's other entries.
-    diagonal = np.arange(n)
+    diagonal = np.arange(n, dtype=np.int32)
     vals = np.concatenate([off, anchor - np.bincount(rows, off, n)])
     return sparse.csc_matrix((vals, (np.concatenate([rows, diagonal]), np.concatenate([cols, diagonal]))), (n, n))
 
@@ -120,6 +123,28 @@ def bone_clearance(points, heads, tails):
         dy -= t * aby
         np.minimum(best, dx * dx + dy * dy, out=best)
     return np.sqrt(best)
+
+
+def held_widths(points, outline, d, width_floor, per_cell=16):
+    """max(d, width_floor × the distance from each point (n, 2) to its nearest outline point), d (n,): looked up only
+    where it can exceed d. An upper bound of that distance first, to the outline point nearest the centre of the
+    point's cell in a grid of about n / per_cell cells; on the comb of bench/weights.py 36% of the points are then
+    looked up, and it takes 24 ms instead of 34."""
+    tree = cKDTree(outline)
+    x, y = (np.ascontiguousarray(c) for c in np.asarray(points, float).T)
+    if len(x) == 0 or len(outline) == 0:
+        return np.maximum(d, width_floor * tree.query(points)[0])
+    lo = np.array([x.min(), y.min()])
+    extent = np.array([x.max(), y.max()]) - lo
+    cell = max(np.sqrt(extent[0] * extent[1] * per_cell / len(x)), float(extent.max()) / 1024, 1e-300)
+    shape = (extent // cell).astype(np.int64) + 1
+    across, along = np.divmod(np.arange(shape[0] * shape[1]), shape[1])
+    nearest = tree.query(np.column_stack([lo[0] + (across + 0.5) * cell, lo[1] + (along + 0.5) * cell]))[1]
+    near = outline[nearest[((x - lo[0]) // cell).astype(np.int64) * shape[1] + ((y - lo[1]) // cell).astype(np.int64)]]
+    look = np.flatnonzero(width_floor * np.hypot(x - near[:, 0], y - near[:, 1]) > d)
+    d = d.copy()
+    d[look] = np.maximum(d[look], width_floor * tree.query(points[look])[0])
+    return d
 
 
 def outline_vertices(tris, n):
@@ -166,7 +191,7 @@ class JointBlend:
         inner = np.ones(len(points), bool)
         inner[outline] = False
         inner = np.flatnonzero(inner if coarse is None else inner[self.nodes])
-        d[inner] = np.maximum(d[inner], width_floor * cKDTree(points[outline]).query(at[inner])[0])
+        d[inner] = held_widths(at[inner], points[outline], d[inner], width_floor)
         d = np.clip(d, 1e-3 * size, size)
         areas, half_cot = triangle_terms(at, tris, FINEST)
         mass = np.maximum(areas, 1e-12 * size * size)  # vertices in no triangle keep their weights
@@ -201,36 +226,47 @@ class JointBlend:
 
     def _blended(self, seeds, system=None):
         """The seeds (n, k, CSR) diffused on the zone (or on the rows of `system`, from `_system`), the others keeping
-        their seeds, as a CSR matrix without the diffused weights under DROP, put together a block of rows at a time
-        (`block_rows`)."""
+        their seeds, as a CSR matrix without the diffused weights under DROP: the zone's rows put together a block of
+        rows at a time (`block_rows`), then set among the others' seeds (comb: 117 -> 108 ms with the solves, against
+        making every block of rows dense)."""
         rows = (system or (self._inside,))[0]
-        n = seeds.shape[0]
-        rows = np.arange(n) if rows is ALL else rows
+        n, k = seeds.shape
         solved = self._solved(seeds, system)
+        shape = (n if rows is ALL else len(rows), k)
         blocks = []
-        for start, stop in block_rows(seeds.shape):
-            block = seeds[start:stop].toarray()
-            lo, hi = np.searchsorted(rows, [start, stop])
-            diffused = np.hstack([part[lo:hi] for part in solved])
+        for start, stop in block_rows(shape):
+            diffused = np.hstack([part[start:stop] for part in solved])
             diffused[np.abs(diffused) < DROP] = 0.0
-            block[rows[lo:hi] - start] = diffused
-            blocks.append(to_csr(block))
-        return sparse.vstack(blocks, format="csr")
+            blocks.append(to_csr(diffused))
+        zone = stacked(blocks, shape)
+        if rows is ALL:
+            return zone
+        outside = seeds.copy()
+        inside = np.zeros(n, bool)
+        inside[rows] = True
+        outside.data[inside[entry_rows(outside)]] = 0.0
+        outside.eliminate_zeros()
+        counts = np.zeros(n, np.int64)
+        counts[rows] = np.diff(zone.indptr)
+        return outside + sparse.csr_matrix((zone.data, zone.indices, np.r_[0, np.cumsum(counts)]), (n, k))
 
     def _solved(self, seeds, system=None):
         """The seeds (n, k, CSR) diffused on the zone's vertices (or on those of `system`): a list of dense (zone
         vertices, SOLVE_COLUMNS) arrays, one per solve."""
         rows, anchor, rim, held, solve = system or (self._inside, self._anchor, self._rim, self._held, self._solve)
-        inside = seeds[rows].tocsc()  # taken a few columns at a time
-        rhs = inside.copy()
-        rhs.data *= anchor[rhs.indices]
-        if held is not None:  # the vertices outside that border the zone keep their seeds
-            rhs = (rhs - held @ seeds[rim]).tocsc()
+        inside = seeds if rows is ALL else seeds[rows]
+        # One block of dense work (the character) at once, fewer sparse matrices made; else a few columns at a time.
+        inside = inside.toarray() if inside.shape[0] * inside.shape[1] <= BLOCK else inside.tocsc()
+        around = None if held is None else seeds[rim].tocsc()  # the vertices outside that border the zone: held
         parts = []
-        for i in range(0, rhs.shape[1], SOLVE_COLUMNS):
-            solved = solve(rhs[:, i:i + SOLVE_COLUMNS].toarray())
+        for i in range(0, seeds.shape[1], SOLVE_COLUMNS):
+            columns = _dense(inside[:, i:i + SOLVE_COLUMNS])
+            rhs = columns * anchor[:, None]
+            if held is not None:
+                rhs -= held @ around[:, i:i + SOLVE_COLUMNS].toarray()
+            solved = solve(rhs)
             if self.reach:  # only where the bone reaches: its diffused weight fades in as its seed grows to `reach`
-                solved *= np.minimum(inside[:, i:i + SOLVE_COLUMNS].toarray() / self.reach, 1.0)
+                solved *= np.minimum(columns / self.reach, 1.0)
             parts.append(solved)
         return parts
 
@@ -289,9 +325,15 @@ class JointBlend:
         if self._lengths is None:
             m = self.matrix
             i, j = m.indices, np.repeat(np.arange(m.shape[1]), np.diff(m.indptr))
-            lengths = np.hypot(*(self._at[i] - self._at[j]).T) * 0.5 * (self._per_length[i] + self._per_length[j])
+            x, y, per_length = *(np.ascontiguousarray(c) for c in self._at.T), self._per_length  # on columns: 2x faster
+            lengths = np.hypot(x[i] - x[j], y[i] - y[j]) * (0.5 * (per_length[i] + per_length[j]))
             self._lengths = sparse.csc_matrix((lengths, m.indices, m.indptr), m.shape)
         return self._lengths
+
+
+def _dense(m):
+    """m as a dense array, sparse or not."""
+    return m.toarray() if sparse.issparse(m) else m
 
 
 def _at_least(m, level):
