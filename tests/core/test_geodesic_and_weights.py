@@ -409,9 +409,10 @@ def test_a_thinned_graphs_segments_that_touch_no_outline_edge_are_ones_the_walk_
 
 
 def test_dense_work_in_blocks_of_rows_gives_what_one_block_gives(monkeypatch):
-    """The weights' dense work runs on blocks of rows (weights.BLOCK entries): with blocks of a few rows, the
-    falloff, the blended weights on a zone (its rows found block by block), a live re-weight of one bone and
-    Meshfree C²'s blend give the same weights as with one block for the whole mesh."""
+    """The weights' dense work runs on blocks of rows (weights.BLOCK entries): with blocks of a few rows (and the
+    zone's seeds too many to take dense at once), the falloff, the blended weights on a zone (its rows found block by
+    block), a live re-weight of one bone and Meshfree C²'s blend give the same weights as with one block for the
+    whole mesh."""
     from vide_addon.core import bind_weights, smooth_weights, weights
     from vide_addon.core.bind_settings import BindSettings
     from vide_addon.core.meshfree_bones import BoneRig
@@ -437,6 +438,7 @@ def test_dense_work_in_blocks_of_rows_gives_what_one_block_gives(monkeypatch):
 
     whole = all_weights()
     monkeypatch.setattr(weights, "BLOCK", 37)  # 9 rows of 4 bones
+    monkeypatch.setattr(smooth_weights, "BLOCK", 37)  # the zone's seeds taken sparse, a few columns at a time
     assert len(weights.block_rows((len(pts), 4))) > 100
     for one, blocks in zip(whole, all_weights()):
         assert np.abs(one - blocks).max() < 1e-12
@@ -470,7 +472,7 @@ def test_strongest_on_sparse_or_dense_weights_is_the_rule_applied_row_by_row():
     raw[::50] = 0.0  # rows with no weight
     raw[1::50, :6] = 0.2  # more tied than Max Influences
     raw[2::50, 3] = -1e-17  # round-off below 0
-    for k, prune in ((4, 0.01), (4, 0.0), (2, 0.3), (9, 0.01)):
+    for k, prune in ((4, 0.01), (4, 0.0), (2, 0.3), (9, 0.01), (1, 0.01)):
         expected = np.array([rule(row, k, prune) for row in raw])
         for given in (raw, sparse.csr_matrix(raw)):
             assert np.abs(strongest(given, k, prune).toarray() - expected).max() < 1e-12

@@ -133,8 +133,11 @@ def _strongest(w, max_influences, prune):
 
 def _nth_largest(w, n, top):
     """Each row's n-th largest value in w (rows, k), n <= k, equal values counted apart (as np.partition does), given
-    its largest's columns `top`: n - 1 rounds of taking the largest out of a copy. 2048 rows of 60 with n = 5: 0.37 ms
-    against 1.07 ms for np.partition (which selects row by row)."""
+    its largest's columns `top`: with k at least 3n, n - 1 rounds of taking the largest out of a copy (2048 rows of 60
+    with n = 5: 0.37 ms against 1.07 ms for np.partition, which selects row by row); with fewer, np.partition (of 5
+    bones: 0.75 ms against 2.87 ms for the rounds; 13 and 20 bones: 1.6 / 1.7 and 1.6 / 1.05 ms)."""
+    if w.shape[1] < 3 * n:
+        return np.partition(w, w.shape[1] - n, axis=1)[:, w.shape[1] - n]
     rest, rows = w.copy(), np.arange(len(w))
     for _ in range(n - 1):
         rest[rows, top] = -np.inf
