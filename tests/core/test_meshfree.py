@@ -241,6 +241,35 @@ def test_distances_cut_short_are_exact_wherever_cells_and_supports_reach(case):
     assert np.array_equal(rig._dual(len(rig.handles))[np.ix_(live, live)], touching)
 
 
+def test_a_binds_handles_put_in_at_once_leave_what_putting_them_in_one_by_one_does_with_exact_gaps():
+    """A bind puts its real handles in at once (HandleSet._add_all). Against `_add` for one after another: the
+    same nearest handle, owner and ties at every sample and the same reach of every cell. The distances between
+    handles (r_h, and the weights of the harmonic blend's links) are exact, as full Dijkstras give them, where one
+    by one they were left infinite for handles beyond the later one's cut: which made them depend on the order
+    of the bones (the 63k hand of bench/weights.py had weights 0.11 off its mirror image)."""
+    from vide_addon.core.meshfree import TOUCH, HandleSet
+
+    samples, handles, _w = chain_weights(0.25, False)
+    handles = [np.atleast_1d(np.asarray(h, np.int64)) for h in handles]
+    at_once, one_by_one = HandleSet(samples, []), HandleSet(samples, [])
+    at_once._add_all(handles)
+    full = samples.distances(handles)
+    for i, h in enumerate(handles):
+        one_by_one._add(h, None, real=True, known=full[:, i])
+    for name in ("nearest", "owner", "tied"):
+        assert np.array_equal(getattr(at_once, name), getattr(one_by_one, name)), name
+    count = len(handles)
+    assert np.array_equal(at_once._reach[:count], one_by_one._reach[:count])
+    exact = np.stack([full[h].min(axis=0) for h in handles])  # [j, i]: from handle i to handle j
+    exact = np.minimum(exact, exact.T)
+    exact[exact <= TOUCH * samples.spacing] = np.inf
+    np.fill_diagonal(exact, np.inf)
+    assert np.array_equal(at_once._between[:count, :count], exact)
+    was = one_by_one._between[:count, :count]
+    assert np.array_equal(was[np.isfinite(was)], exact[np.isfinite(was)])
+    assert (np.isinf(was) & np.isfinite(exact)).any(), "one by one, some distances between handles were cut"
+
+
 def test_vertex_steps_traced_only_when_they_may_be_shortest_give_the_distances_that_tracing_every_step_gives():
     """Samples.at_vertices traces a vertex's step to a sample only when it is shorter than the shortest known to
     stay inside and than the reach asked for. Against a copy with every step traced first: the same distances wherever
@@ -467,8 +496,8 @@ def test_the_lattice_point_at_the_nearest_grid_node_is_the_nearest_lattice_point
     it names one, no lattice point is nearer; where it names none, none lies within half a spacing (the square
     around a grid node that rounds to it)."""
     pts, tris = polygon_mesh(LEGS, 3.0, jitter=0.2, seed=1)
-    domain = Samples.from_mesh(pts, tris, 4.0).domain
-    lattice = Lattice(domain, 4.0)
+    outline = Samples.from_mesh(pts, tris, 4.0).outline
+    domain, lattice = outline.domain, Lattice(outline, 4.0)
     rng = np.random.default_rng(3)
     query = rng.uniform(domain.points.min(axis=0) - 5.0, domain.points.max(axis=0) + 5.0, (3000, 2))
     node = lattice.at_nearest_node(query)
@@ -491,7 +520,7 @@ def test_thin_parts_get_the_samples_that_every_centre_tried_in_turn_gives():
     spacing = 4.0
     outline = Samples.from_mesh(pts, tris, spacing).outline
     domain = outline.domain
-    grid = Lattice(domain, spacing)
+    grid = Lattice(outline, spacing)
     lattice = grid.points
     centres = domain.points[tris].mean(axis=1)
     off = outline_gap(centres, outline.a, outline.b) > 1e-3 * spacing
@@ -501,4 +530,4 @@ def test_thin_parts_get_the_samples_that_every_centre_tried_in_turn_gives():
     found = centres[off & ~sees]
     expected = found[one_per_cell(found, np.arange(len(found)), 0.5 * spacing)]
     assert len(expected) >= 10 and (expected[:, 0] > 50).all(), "the strip and the bar above it, only, are thin"
-    assert np.array_equal(_fill_thin_parts(outline, tris, grid, spacing, outline.clearance(lattice)), expected)
+    assert np.array_equal(_fill_thin_parts(outline, tris, grid, spacing), expected)

@@ -61,13 +61,12 @@ class Samples:
         share it) and the `extra` points (handle samples) as graph nodes; the mesh vertices linked to them."""
         domain = Domain.from_mesh(points, tris, links=False)
         outline = Outline(domain, spacing)
-        lattice = Lattice(domain, spacing)
-        lattice_clear = outline.clearance(lattice.points)
-        thin = _fill_thin_parts(outline, tris, lattice, spacing, lattice_clear)
+        lattice = Lattice(outline, spacing)
+        thin = _fill_thin_parts(outline, tris, lattice, spacing)
         lattice_pts = np.vstack([lattice.points, thin])
         extra = np.asarray(extra, float).reshape(-1, 2)
         pts = np.vstack([lattice_pts, extra])
-        clear = np.concatenate([lattice_clear, outline.clearance(np.vstack([thin, extra]))])
+        clear = np.concatenate([lattice.clear, outline.clearance(np.vstack([thin, extra]))])
         tree = cKDTree(pts)
         graph = _link_graph(outline, tree, clear, LINK_RADIUS * spacing)
         k = min(K_NEIGHBOURS, len(pts))
@@ -188,9 +187,11 @@ def _along_edges(samples):
 class Lattice:
     """Square-lattice points inside the mesh, off its outline, centred on its bounding box: a shape that is
     mirror-symmetric about a vertical or horizontal axis gets a mirror-symmetric lattice. Kept with the grid, so
-    that the lattice point nearest to a point is found by rounding (no k-d tree over many points)."""
+    that the lattice point nearest to a point is found by rounding (no k-d tree over many points), and with the
+    points' clearance (`Outline.clearance`), which also tells most of them off the outline."""
 
-    def __init__(self, domain, spacing):
+    def __init__(self, outline, spacing):
+        domain = outline.domain
         lo, hi = domain.points.min(axis=0), domain.points.max(axis=0)
         centre = 0.5 * (lo + hi)
         half = np.floor(0.5 * (hi - lo) / spacing)
@@ -198,8 +199,10 @@ class Lattice:
         gy = centre[1] + np.arange(-half[1], half[1] + 1) * spacing
         pts = np.stack(np.meshgrid(gx, gy), axis=-1).reshape(-1, 2)
         keep = domain.inside(pts) if len(pts) else np.zeros(0, bool)
-        keep[keep] = _off_outline(domain, pts[keep], spacing)
-        self.points, self.origin, self.spacing = pts[keep], np.array([gx[0], gy[0]]), spacing
+        clear = outline.clearance(pts[keep])
+        off = _off_outline(outline, pts[keep], spacing, clear)
+        keep[keep] = off
+        self.points, self.clear, self.origin, self.spacing = pts[keep], clear[off], np.array([gx[0], gy[0]]), spacing
         self.index = np.full(len(pts), -1)  # at each grid node (row by row), its lattice point (-1: none)
         self.index[keep] = np.arange(len(self.points))
         self.index = self.index.reshape(len(gy), len(gx))
@@ -230,11 +233,11 @@ def _star_clearance(domain):
     return np.maximum(out - 3.0 * domain.tolerance, 0.0)
 
 
-def _fill_thin_parts(outline, tris, lattice, spacing, lattice_clear):
+def _fill_thin_parts(outline, tris, lattice, spacing):
     """Samples for the parts of the shape thinner than the lattice spacing (a hoof a few pixels wide), where
     the lattice may have none or a chain of them too far apart to link: triangle centres of the mesh that
     see no lattice sample within 1.5 spacings, at most one per half-spacing cell. Elsewhere the samples do
-    not depend on the mesh. `lattice_clear`: the lattice points' clearance."""
+    not depend on the mesh."""
     # On coordinate columns, not (triangles, 3, 2) corners: 17k hand 8 -> 2 ms.
     x, y = outline.domain.points[:, 0], outline.domain.points[:, 1]
     a, b, c = np.asarray(tris, np.int64).reshape(-1, 3).T
@@ -244,9 +247,10 @@ def _fill_thin_parts(outline, tris, lattice, spacing, lattice_clear):
     sides = np.maximum(np.maximum(np.hypot(bx - ax, by - ay), np.hypot(cx - bx, cy - by)), np.hypot(ax - cx, ay - cy))
     twice_area = np.abs((bx - ax) * (cy - ay) - (by - ay) * (cx - ax))
     clear = np.maximum(outline.domain.clear.at(centres), twice_area / (3.0 * np.maximum(sides, 1e-300)))
-    off = _off_outline(outline.domain, centres, spacing, clear)
+    off = _off_outline(outline, centres, spacing, clear)
     centres, clear = centres[off], clear[off]
     if len(lattice):
+        lattice_clear = lattice.clear
         # Most centres see a lattice point at their nearest grid node or one of its 8 neighbours, their clear disks
         # covering the step: the search is left to the others.
         rest = np.arange(len(centres))
@@ -282,26 +286,14 @@ def _sees_any(outline, pts, clear, targets, radius, target_clear):
     return seen
 
 
-def _off_outline(domain, pts, spacing, bound=0.0):
+def _off_outline(outline, pts, spacing, bound=0.0):
     """Whether each point lies farther than a thousandth of `spacing` from the mesh outline (measured only
-    where the clearance bound, or the lower `bound` given, does not already say so)."""
-    off = np.maximum(domain.clear.at(pts), bound) > 1e-3 * spacing
+    where the domain's clearance bound, or the higher `bound` given, does not already say so)."""
+    off = np.maximum(outline.domain.clear.at(pts), bound) > 1e-3 * spacing
     near = np.flatnonzero(~off)
-    off[near] = _outline_distance(domain, pts[near], 2e-3 * spacing) > 1e-3 * spacing
+    if len(near):
+        off[near] = outline.distance(pts[near], 2e-3 * spacing) > 1e-3 * spacing
     return off
-
-
-def _outline_distance(domain, pts, cap):
-    """Distance from each point to the mesh outline, exact up to `cap` (cap beyond)."""
-    a, b = domain.points[domain.boundary[:, 0]], domain.points[domain.boundary[:, 1]]
-    reach = 0.5 * float(np.hypot(*(b - a).T).max())
-    query, edge = pairs_within(cKDTree(0.5 * (a + b)), pts, np.full(len(pts), cap + reach))
-    ab = b[edge] - a[edge]
-    t = np.clip(((pts[query] - a[edge]) * ab).sum(axis=1) / np.maximum((ab * ab).sum(axis=1), 1e-300), 0, 1)
-    gap = np.hypot(*(pts[query] - a[edge] - t[:, None] * ab).T)
-    out = np.full(len(pts), float(cap))
-    np.minimum.at(out, query, gap)
-    return out
 
 
 def _link_graph(outline, tree, clear, radius):
@@ -347,6 +339,7 @@ class Outline:
         count = np.maximum(np.ceil(np.hypot(*(self.b - self.a).T) / self.step).astype(np.int64), 1)
         edge, k = _runs(np.zeros(len(count), np.int64), count)
         self._outline_points = cKDTree(self.a[edge] + (k / count[edge])[:, None] * (self.b - self.a)[edge])
+        self._middles = None  # the edges' middles in a k-d tree, for `distance` (made when first needed)
 
     def clearance(self, pts):
         """Lower bounds of each point's distance to the outline, for few points (samples): the domain's grid
@@ -356,6 +349,19 @@ class Outline:
         tested."""
         gap = self._outline_points.query(pts)[0] - 0.5 * self.step - 3.0 * self.domain.tolerance
         return np.maximum(self.domain.clear.at(pts), gap)
+
+    def distance(self, pts, cap):
+        """Distance from each point to the outline, exact up to `cap` (cap beyond)."""
+        if self._middles is None:
+            self._middles = cKDTree(0.5 * (self.a + self.b))
+            self._half_edge = 0.5 * float(np.hypot(*(self.b - self.a).T).max())
+        query, edge = pairs_within(self._middles, pts, np.full(len(pts), cap + self._half_edge))
+        a, ab = self.a[edge], self.b[edge] - self.a[edge]
+        t = np.clip(((pts[query] - a) * ab).sum(axis=1) / np.maximum((ab * ab).sum(axis=1), 1e-300), 0, 1)
+        gap = np.hypot(*(pts[query] - a - t[:, None] * ab).T)
+        out = np.full(len(pts), float(cap))
+        np.minimum.at(out, query, gap)
+        return out
 
     def straight(self, p, q, start=None, clear_p=0.0, clear_q=0.0):
         """Whether each segment p-q (from vertex `start`, or from a point) stays inside the mesh: leaving its
@@ -536,12 +542,36 @@ class HandleSet:
         self._vertex_values = np.zeros((len(samples.vertex_near), 0))
         self._basis = np.zeros((n, 0))  # f(d / r_d) (samples, handles), before normalizing and blending
         self._vertex_basis = np.zeros((len(samples.vertex_near), 0))
-        handles = [np.atleast_1d(np.asarray(h, np.int64)) for h in handles]
-        full = samples.distances(handles) if handles else None
-        for i, h in enumerate(handles):
-            self._add(h, None, real=True, known=full[:, i])
+        if handles:
+            self._add_all([np.atleast_1d(np.asarray(h, np.int64)) for h in handles])
         self._refine()
         self._update_weights()
+
+    def _add_all(self, handles):
+        """The real handles of a bind, at once: what `_add` for one after another leaves (the same cells, reaches,
+        distances between handles, owners), from one Dijkstra for them all, their columns kept in full rather than
+        cut where a Dijkstra for each would stop (which only makes them exact further)."""
+        count = len(handles)
+        full = self.samples.distances(handles)
+        self._grow(count)
+        self._d[:, :count] = full
+        self.handles, self.offsets = list(handles), [np.zeros(len(h)) for h in handles]
+        self.real, self.alive = [True] * count, [True] * count
+        self.region = [np.flatnonzero(np.isfinite(full[:, i])) for i in range(count)]
+        self.nearest = full.min(axis=1)
+        member = np.isfinite(self.nearest)[:, None] & (full <= _tie(self.nearest)[:, None])
+        joined = np.flatnonzero(member.any(axis=1))
+        self.owner[joined] = member[joined].argmax(axis=1)  # the first handle whose cell holds it
+        self.tied = member.sum(axis=1) > 1
+        self._note_owners(joined, np.full(len(joined), -1, np.int32))
+        starts = np.cumsum([0] + [len(h) for h in handles[:-1]])
+        gap = np.minimum.reduceat(full[np.concatenate(handles)], starts, axis=0)  # [j, i]: handle i to handle j
+        gap = np.minimum(gap, gap.T)
+        gap[gap <= TOUCH * self.samples.spacing] = np.inf  # touching real handles do not count (`_add`)
+        np.fill_diagonal(gap, np.inf)
+        self._between[:count, :count] = gap
+        for i in range(count):
+            self._measure_reach(i)
 
     def add(self, handle, offsets=None):
         """A new real handle (sample indices, and the straight steps from them); returns its column."""
@@ -663,7 +693,7 @@ class HandleSet:
         cap = self._d.shape[1]
         if size <= cap:
             return
-        more = max(cap, 32)
+        more = max(cap, 32, size - cap)
         d = np.full((len(self.nearest), cap + more), np.inf, order="F")
         d[:, :cap] = self._d
         self._d = d
