@@ -94,6 +94,36 @@ def test_mirrored_handles_give_mirrored_weights():
     assert np.abs(values[ok] - values[mirror[ok]][:, swap]).max() < 0.02
 
 
+def test_a_hand_with_a_finger_on_its_mirror_axis_gets_mirrored_weights():
+    """Three fingers 20 px wide and 5 apart under a palm, each with three bones and one in the palm: the middle
+    finger's cells are cut in half by the mirror axis, and their farthest samples come as a mirror pair closer
+    together than half a cell's reach. The virtual handle they call for goes on the axis (the first of the pair
+    made the weights 0.40 off their mirror image). Checked at the samples: the lattice is centred on the shape,
+    so every sample has its mirror image."""
+    from vide_addon.core.meshfree_bones import BoneRig
+
+    width, gap, top, palm = 20.0, 5.0, 310.0, 60.0
+    right = 10.0 + 3 * width + 2 * gap
+    poly = [(10.0, top + palm), (right, top + palm)]
+    for x0 in (10.0 + 2 * (width + gap), 10.0 + width + gap, 10.0):
+        poly += [(x0 + width, top), (x0 + width, 10.0), (x0, 10.0), (x0, top)]
+    pts, tris = polygon_mesh(np.array(poly), 16.0)
+    heads, tails = [], []
+    for x0 in (10.0, 10.0 + width + gap, 10.0 + 2 * (width + gap)):
+        joints = np.linspace(top - 2.0, 15.0, 4)
+        heads += [(x0 + width / 2, y) for y in joints[:3]] + [(x0 + width / 2, top + 8.0)]
+        tails += [(x0 + width / 2, y) for y in joints[1:]] + [(x0 + width / 2, top + palm - 8.0)]
+    heads, tails = np.array(heads), np.array(tails)
+    rig = BoneRig(pts, tris, heads, tails, np.ptp(pts, axis=0).max() / 100)
+    axis = 0.5 * (10.0 + right)
+    points, values = rig.samples.points, rig.handles.values
+    index = {tuple(np.round(p, 6)): i for i, p in enumerate(points)}
+    mirror = np.array([index.get((round(2 * axis - x, 6), round(y, 6)), -1) for x, y in points])
+    swap = [int(np.argmin(np.hypot(*(heads - (2 * axis - h[0], h[1])).T))) for h in heads]
+    assert (mirror >= 0).all() and len(rig.handles.handles) > len(heads), "virtual handles were needed"
+    assert np.abs(values - values[mirror][:, swap]).max() < 1e-9
+
+
 def test_the_weights_do_not_depend_on_the_mesh():
     coarse, _, w_coarse = weights_for(LEGS, FIVE, mesh_spacing=5.0, seed=1)
     fine, _, w_fine = weights_for(LEGS, FIVE, mesh_spacing=1.5, seed=2)
