@@ -9,8 +9,8 @@ For each method: time, how many times faster than Automatic Weights, the largest
 the range of weight sums, vertices left unweighted, and on the hands and the comb the leak: the largest weight a
 finger's bones put on the lower half of another finger (reached only across the gap, or around through the palm,
 300 px or more). *Geodesic* and *Meshfree*: the defaults, Joint Blending 2.5 included (`core/smooth_weights.py`);
-*no blend*: Joint Blending 0. Then the Geodesic bind stage by stage, and the live re-weight after one bone's smoothness
-changes.
+*no blend*: Joint Blending 0. Then the Geodesic and the Meshfree C² binds stage by stage, and the live re-weight after
+one bone's smoothness changes.
 
 Targets (issue #13): both methods at least as fast as Automatic Weights on every mesh; Geodesic at least 3 times
 faster at 63k-70k vertices and 60 bones; live re-weight within 0.1 s at 20k vertices. This machine's clock is
@@ -154,6 +154,47 @@ def geodesic_stages(vide, ob, arm):
     return stages, len(domain.nodes)
 
 
+MESHFREE_STAGES = ("read", "samples", "handles", "vertices", "blend factor", "weights", "write")
+
+
+def meshfree_stages(vide, ob, arm):
+    """Seconds per stage of a Meshfree C² bind with the default settings (binding/meshfree.py), called one by one:
+    the samples and their graph, the handles (distances, cells, virtual handles, weights at the samples), the
+    vertices' steps and weights, Joint Blending."""
+    addon = vide.vide_addon
+    rig, core = addon.bridge.rig, addon.core
+    settings = core.bind_settings.BindSettings(method="MESHFREE")
+    start = time.perf_counter()
+    plane, points, tris = rig.mesh_in_plane(ob)
+    names, heads, tails, _flat = rig.deform_bones(arm, plane)
+    read = time.perf_counter() - start
+    bones = core.meshfree_bones.BoneRig(points, tris, heads, tails, settings.spacing(points), settings.spread,
+                                        settings.chains, settings.joint_pull)
+    stages = bones.samples.stages
+    stages["read"] = read
+    blend = core.bind_weights.joint_blend(points, tris, *bones.held(), settings, bones.samples.domain)
+    stages.lap("blend factor")
+    w = core.bind_weights.meshfree_weights(bones.vertex_weights(), blend, settings)
+    stages.lap("weights")
+    rig.write_groups(ob, names, w)
+    stages.lap("write")
+    return stages, len(bones.samples.points)
+
+
+def stage_table(title, count, names, rows):
+    """The per-stage table: `rows` are (mesh, vertices, bones, [(stages, count)...]), the minimum of each stage."""
+    head = f"{'mesh':<10} {'verts':>7} {'bones':>5} {count:>7} " + " ".join(
+        f"{stage:>{max(len(stage), 6)}}" for stage in names) + f" {'total':>6}"
+    lines = []
+    for name, verts, bones, runs in rows:
+        best = {stage: min(s.get(stage, 0.0) for s, _n in runs) for stage in names}
+        lines.append(f"{name:<10} {verts:>7} {bones:>5} {runs[0][1]:>7} "
+                     + " ".join(f"{best[stage]:>{max(len(stage), 6)}.3f}" for stage in names)
+                     + f" {sum(best.values()):>6.3f}")
+    print(f"\n{title}, seconds per stage (min of the runs; core stages called one by one)")
+    print(head + "\n" + "-" * len(head) + "\n" + "\n".join(lines))
+
+
 def measure(ob, arm, shape):
     """Largest influence count, weight sum range, unweighted vertices and, on a comb, the worst leak: the largest
     weight a finger's bones put on the lower half of another finger."""
@@ -214,22 +255,23 @@ def main():
     header = f"{'mesh':<10} {'verts':>7} {'bones':>5}  {'method':<18} {'seconds':>8} {'x AW':>6} {'max infl':>8} " \
              f"{'sum range':>17} {'unweighted':>10} {'leak':>7}"
     print(header + "\n" + "-" * len(header), flush=True)
-    stage_rows, ratios, live = [], {}, {}
+    stage_rows, mf_rows, ratios, live = [], [], {}, {}
     with tempfile.TemporaryDirectory() as folder:
         for name, ob, arm, shape in cases(folder):
             if args.only and name not in args.only:
                 continue
             verts, bones = len(ob.data.vertices), len(arm.data.bones)
             runs = {how: [] for how in METHODS}
-            stages = []
+            stages, mf_stages = [], []
             for _ in range(args.repeats):
                 for how in METHODS:
                     target = copy_of(ob)
                     runs[how].append(bind(target, arm, how))
                     bpy.data.objects.remove(target)
-                target = copy_of(ob)
-                stages.append(geodesic_stages(vide, target, arm))
-                bpy.data.objects.remove(target)
+                for runs_of, measure_stages in ((stages, geodesic_stages), (mf_stages, meshfree_stages)):
+                    target = copy_of(ob)
+                    runs_of.append(measure_stages(vide, target, arm))
+                    bpy.data.objects.remove(target)
             aw = min(runs["Automatic Weights"])
             for how in METHODS:
                 target = copy_of(ob)
@@ -243,14 +285,10 @@ def main():
                 if how.startswith("Geodesic"):
                     live[name, how] = verts, live_reweight(arm)  # the one copy bound with Geodesic
                 bpy.data.objects.remove(target)
-            best = {stage: min(s.get(stage, 0.0) for s, _n in stages) for stage in STAGES}
-            stage_rows.append(f"{name:<10} {verts:>7} {bones:>5} {stages[0][1]:>6} "
-                              + " ".join(f"{best[stage]:>{max(len(stage), 6)}.3f}" for stage in STAGES)
-                              + f" {sum(best.values()):>6.3f}")
-    print("\nGeodesic, seconds per stage (min of the runs; core stages called one by one)")
-    head = f"{'mesh':<10} {'verts':>7} {'bones':>5} {'nodes':>6} " + " ".join(
-        f"{stage:>{max(len(stage), 6)}}" for stage in STAGES) + f" {'total':>6}"
-    print(head + "\n" + "-" * len(head) + "\n" + "\n".join(stage_rows))
+            stage_rows.append((name, verts, bones, stages))
+            mf_rows.append((name, verts, bones, mf_stages))
+    stage_table("Geodesic", "nodes", STAGES, stage_rows)
+    stage_table("Meshfree C²", "samples", MESHFREE_STAGES, mf_rows)
     print()
     for (name, how), (verts, seconds) in live.items():
         print(f"Live re-weight after a bone's smoothness changes, {how}, {name} ({verts:,} vertices): "

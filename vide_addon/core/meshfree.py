@@ -21,7 +21,7 @@ from scipy.sparse.csgraph import dijkstra
 from scipy.spatial import cKDTree
 
 from .errors import VideError
-from .geodesic import Domain, _touch, one_per_cell, pairs_within
+from .geodesic import Domain, Stages, _touch, one_per_cell, pairs_within
 from .weights import bezier_falloff
 
 LINK_RADIUS = 2.3  # in lattice spacings: links in 16 directions, graph distances within 3% of straight ones
@@ -54,11 +54,13 @@ class Samples:
     sample_vertices: csr_matrix = None  # (samples, vertices): which vertices look at each sample
     tree: cKDTree = None  # of the samples
     sourced: "_SourceGraph" = field(default=None, repr=False)  # the graph with room for a handle's steps
+    stages: Stages = field(default=None, repr=False)  # seconds per stage of a bind, for the benchmark
 
     @classmethod
     def from_mesh(cls, points, tris, spacing, extra=()):
         """A lattice at `spacing` inside the mesh (centred on its bounding box, so two meshes of one shape
         share it) and the `extra` points (handle samples) as graph nodes; the mesh vertices linked to them."""
+        stages = Stages()
         domain = Domain.from_mesh(points, tris, links=False)
         outline = Outline(domain, spacing)
         lattice = Lattice(outline, spacing)
@@ -83,7 +85,7 @@ class Samples:
         untested[rim, slot] = ~outline.covers(domain.points[rim], pts[near[rim, slot]], rim, vertex_clear[rim],
                                               clear[near[rim, slot]])
         samples = cls(pts, len(lattice_pts), spacing, graph, domain, outline, near, step, untested, clear,
-                      vertex_clear, None, tree, _SourceGraph(graph, 4096))
+                      vertex_clear, None, tree, _SourceGraph(graph, 4096), stages)
         blind = np.flatnonzero(untested.all(axis=1))
         for slot in range(k):  # nearest first, until each vertex has a step known inside (most: the first)
             if len(blind) == 0:
@@ -96,6 +98,7 @@ class Samples:
         verts = np.arange(len(domain.points))
         samples.sample_vertices = coo_matrix((np.ones(near.size), (near.ravel(), np.repeat(verts, k))),
                                              shape=(len(pts), len(verts))).tocsr()
+        stages.lap("samples")
         return samples
 
     def distance(self, sources, offsets=None, limit=np.inf):
@@ -815,6 +818,7 @@ class HandleSet:
                 # was and stays 0.
                 verts = self.samples.vertices_near(reached)
                 pairs.append((verts, np.full(len(verts), i)))
+        self.samples.stages.lap("handles")
         if pairs:  # all handles at once: the steps they need traced in one go
             verts, ids = (np.concatenate(a) for a in zip(*pairs))
             at = self.samples.at_vertices(self._d, verts, ids, reach=radius[ids])
@@ -827,6 +831,7 @@ class HandleSet:
         else:
             self._vertex_values[verts, :real] = _blended(self._vertex_basis[verts], real_ids, virtual, blend[virtual])
         self._radius, self._blend = radius, blend
+        self.samples.stages.lap("vertices")
 
     @property
     def values(self):
