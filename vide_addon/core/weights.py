@@ -162,7 +162,8 @@ def _strongest(w, max_influences, prune):
     values /= _sums(rows, values, n)[rows]
     if prune > 0.0:
         values *= np.minimum(np.maximum(values / prune - 1.0, 0.0), 1.0)
-        values[(columns == top[rows]) & (np.bincount(rows, values, n) == 0)[rows]] = 1.0  # all faded: the strongest stays
+        faded = np.bincount(rows, values, n) == 0
+        values[(columns == top[rows]) & faded[rows]] = 1.0  # the strongest stays
         values /= _sums(rows, values, n)[rows]
     # Rows with none above it (more than `max_influences` tied first, or no weight): 1 on the strongest, or on the
     # first bone, as the steps on the whole row give.
