@@ -44,7 +44,7 @@ from scipy.sparse import csgraph
 from scipy.sparse.linalg import splu
 from scipy.spatial import cKDTree
 
-from .weights import BLOCK, block_rows, by_rows, entry_rows, flat_csr, stacked, strongest, to_csr
+from .weights import BLOCK, block_rows, by_rows, entry_rows, flat_csr, row_max, stacked, strongest, to_csr
 
 WIDTH_FLOOR = 0.5  # on a bone, weights are held as hard as half the way to the outline
 GEODESIC_REACH = 1e-8  # exp(-d / s) seeds this small are about 18 smoothness lengths further than the nearest bone
@@ -177,7 +177,7 @@ class JointBlend:
                  coarse=None, zone=0.0):
         points = np.asarray(points, float)
         tris = np.asarray(tris, np.int64).reshape(-1, 3)
-        size = float(np.ptp(points, axis=0).max())
+        size = max(float(np.ptp(c)) for c in points.T)  # by columns: np.ptp(points, axis=0) took 0.2 ms (character)
         if outline is None:
             outline = outline_vertices(tris, len(points))
         self.nodes, self.interpolation, at = slice(None), None, points
@@ -292,7 +292,7 @@ class JointBlend:
         for all the bones, keeps a live re-weight to a small factorization (comb: 0.15 s instead of 0.24-0.30)."""
         if not self.zone or self._inside is ALL:
             return None
-        top = seeds.max(axis=1).toarray().ravel()
+        top = row_max(seeds)
         theirs = self._mixing(seeds, top) & (_at_least(seeds[:, changed], self.zone ** 2 * top) > 0)
         if not (theirs & ~self._mixed).any():
             return None
@@ -300,7 +300,7 @@ class JointBlend:
 
     def _mixing(self, seeds, top=None):
         """The rows (n,) where a second bone's seed is `zone` of the first's or more."""
-        top = seeds.max(axis=1).toarray().ravel() if top is None else top
+        top = row_max(seeds) if top is None else top
         return _at_least(seeds, self.zone * top) >= 2
 
     def _grown(self, rows):
@@ -327,7 +327,8 @@ class JointBlend:
             i, j = m.indices, np.repeat(np.arange(m.shape[1]), np.diff(m.indptr))
             x, y, per_length = *(np.ascontiguousarray(c) for c in self._at.T), self._per_length  # on columns: 2x faster
             lengths = np.hypot(x[i] - x[j], y[i] - y[j]) * (0.5 * (per_length[i] + per_length[j]))
-            self._lengths = sparse.csc_matrix((lengths, m.indices, m.indptr), m.shape)
+            # As CSR (the same, symmetric), which scipy's Dijkstra would otherwise convert it to.
+            self._lengths = sparse.csr_matrix((lengths, m.indices, m.indptr), m.shape)
         return self._lengths
 
 
