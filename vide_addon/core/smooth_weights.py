@@ -271,8 +271,8 @@ class JointBlend:
                 parts.append(diffused[kept])
         shape = inside.shape
         if self.reach:
-            indptr = np.r_[0, np.cumsum([len(a) for a in at])].astype(np.int32)
-            return sparse.csc_matrix((np.concatenate(parts), np.concatenate(at).astype(np.int32), indptr), shape).tocsr()
+            indptr, at = np.r_[0, np.cumsum([len(a) for a in at])], np.concatenate(at)
+            return sparse.csc_matrix((np.concatenate(parts), at.astype(np.int32), indptr.astype(np.int32)), shape).tocsr()
         blocks = []
         for start, stop in block_rows(shape):
             diffused = np.hstack([part[start:stop] for part in parts])
