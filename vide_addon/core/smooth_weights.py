@@ -271,8 +271,9 @@ class JointBlend:
                 parts.append(diffused[kept])
         shape = inside.shape
         if self.reach:
-            indptr, at = np.r_[0, np.cumsum([len(a) for a in at])], np.concatenate(at)
-            return sparse.csc_matrix((np.concatenate(parts), at.astype(np.int32), indptr.astype(np.int32)), shape).tocsr()
+            indptr = np.r_[0, np.cumsum([len(a) for a in at])].astype(np.int32)
+            diffused = sparse.csc_matrix((np.concatenate(parts), np.concatenate(at).astype(np.int32), indptr), shape)
+            return diffused.tocsr()
         blocks = []
         for start, stop in block_rows(shape):
             diffused = np.hstack([part[start:stop] for part in parts])
