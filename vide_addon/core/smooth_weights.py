@@ -252,13 +252,16 @@ class JointBlend:
         inside = seeds if rows is ALL else seeds[rows]
         # One block of dense work (the character) at once, fewer sparse matrices made; else a few columns at a time.
         inside = inside.toarray() if inside.shape[0] * inside.shape[1] <= BLOCK else inside.tocsc()
-        around = None if held is None else seeds[rim].tocsc()  # the vertices outside that border the zone: held
+        # The vertices outside that border the zone are held: their seeds' pull on the zone's rows, for all columns at
+        # once and sparse (a few rows), not a dense product per solve (comb: 10 -> 2 ms).
+        pull = None if held is None else (held @ seeds[rim]).tocsc()
         parts, at = [], []
         for i in range(0, seeds.shape[1], SOLVE_COLUMNS):
             columns = _dense(inside[:, i:i + SOLVE_COLUMNS])
             rhs = columns * anchor[:, None]
-            if held is not None:
-                rhs -= held @ around[:, i:i + SOLVE_COLUMNS].toarray()
+            if pull is not None:
+                part = pull[:, i:i + SOLVE_COLUMNS]
+                rhs[part.indices, np.repeat(np.arange(part.shape[1]), np.diff(part.indptr))] -= part.data
             solved = solve(rhs)
             if not self.reach:
                 parts.append(solved)
