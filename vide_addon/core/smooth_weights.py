@@ -353,8 +353,11 @@ def _dense(m):
 
 def _at_least(m, level):
     """How many entries of each row of the CSR matrix m (n, k) are `level` (n,) or more, its zeros included."""
-    stored, rows = np.diff(m.indptr), entry_rows(m)
-    return np.bincount(rows[m.data >= level[rows]], minlength=m.shape[0]) + np.where(level <= 0, m.shape[1] - stored, 0)
+    stored, counts = np.diff(m.indptr), np.zeros(m.shape[0], np.int64)
+    filled = np.flatnonzero(stored)
+    if len(filled):  # summed along each row's entries, not counted by their rows (comb 4.4 -> 3.4 ms)
+        counts[filled] = np.add.reduceat((m.data >= np.repeat(level, stored)).astype(np.int64), m.indptr[filled])
+    return counts + np.where(level <= 0, m.shape[1] - stored, 0)
 
 
 def _factored(matrix):
