@@ -378,9 +378,11 @@ class JointBlend:
         """The mesh's edges (the matrix's entries off the diagonal) in diffusion lengths, averaged over their ends."""
         if self._lengths is None:
             m = self.matrix
-            i, j = m.indices, np.repeat(np.arange(m.shape[1]), np.diff(m.indptr))
+            i, counts = m.indices, np.diff(m.indptr)
             x, y, per_length = *(np.ascontiguousarray(c) for c in self._at.T), self._per_length  # on columns: 2x faster
-            lengths = np.hypot(x[i] - x[j], y[i] - y[j]) * (0.5 * (per_length[i] + per_length[j]))
+            # Each column's own values repeated along its entries, not gathered through their column numbers.
+            lengths = np.hypot(x[i] - np.repeat(x, counts), y[i] - np.repeat(y, counts))
+            lengths *= 0.5 * (per_length[i] + np.repeat(per_length, counts))
             # As CSR (the same, symmetric), which scipy's Dijkstra would otherwise convert it to.
             self._lengths = sparse.csr_matrix((lengths, m.indices, m.indptr), m.shape)
         return self._lengths
