@@ -444,12 +444,17 @@ def test_dense_work_in_blocks_of_rows_gives_what_one_block_gives(monkeypatch):
         assert np.abs(one - blocks).max() < 1e-12
 
 
-def test_strongest_on_sparse_or_dense_weights_is_the_rule_applied_row_by_row():
-    """strongest, from a sparse matrix or an array, on dense blocks of rows (one block here, several in
-    test_dense_work_in_blocks_of_rows_gives_what_one_block_gives), gives what the rule gives applied to each row on its
-    own (the next largest taken off, normalized, faded below twice Prune, normalized; the strongest stays)."""
+@pytest.mark.parametrize("block", [1 << 17, 64])
+def test_strongest_on_sparse_or_dense_weights_is_the_rule_applied_row_by_row(monkeypatch, block):
+    """strongest, from a sparse matrix or an array, on dense blocks of rows (one block, or several: then the rows
+    whose other weights are all under Prune of their largest are set to that bone without the steps), gives what the
+    rule gives applied to each row on its own (the next largest taken off, normalized, faded below twice Prune,
+    normalized; the strongest stays)."""
     from scipy import sparse
+    from vide_addon.core import weights
     from vide_addon.core.weights import strongest
+
+    monkeypatch.setattr(weights, "BLOCK", block)
 
     def rule(row, k, prune):
         w = row.copy()
@@ -472,6 +477,8 @@ def test_strongest_on_sparse_or_dense_weights_is_the_rule_applied_row_by_row():
     raw[::50] = 0.0  # rows with no weight
     raw[1::50, :6] = 0.2  # more tied than Max Influences
     raw[2::50, 3] = -1e-17  # round-off below 0
+    raw[3::50] = np.r_[1.0, 0.00999, 0.0099, np.zeros(6)]  # the others just under Prune of the largest
+    raw[4::50] = np.r_[0.0, 0.5, 0.004, 0.002, np.zeros(5)]  # one bone, whatever the steps
     for k, prune in ((4, 0.01), (4, 0.0), (2, 0.3), (9, 0.01), (1, 0.01)):
         expected = np.array([rule(row, k, prune) for row in raw])
         for given in (raw, sparse.csr_matrix(raw)):

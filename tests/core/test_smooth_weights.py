@@ -342,3 +342,20 @@ def test_held_widths_are_the_nearest_outline_points_distance_where_it_exceeds_d_
                 expected = np.maximum(d, width_floor * exact)
                 assert np.array_equal(held_widths(points, outline, d, width_floor, per_cell), expected)
     assert len(held_widths(np.zeros((0, 2)), outline, np.zeros(0), 0.5)) == 0
+
+
+@pytest.mark.parametrize("shape", ["wide", "tall", "line"])
+def test_bone_clearance_in_bands_is_the_distance_to_the_nearest_bone(shape):
+    """With many bones, bone_clearance measures each bone only in a band of the points around it: the distances are
+    those to the nearest of all the segments, measured point by point (numpy's broadcasting over every pair)."""
+    rng = np.random.default_rng(11)
+    pts = rng.random((3000, 2)) * {"wide": (40.0, 3.0), "tall": (2.0, 50.0), "line": (30.0, 0.0)}[shape]
+    heads = pts[rng.choice(len(pts), 45)] + rng.normal(0.0, 0.5, (45, 2))
+    tails = heads + rng.normal(0.0, 2.0, (45, 2))
+    tails[0] = heads[0]  # a bone of no length
+    d = pts[:, None, :] - heads[None]
+    ab = tails - heads
+    t = np.clip((d * ab).sum(axis=2) / np.maximum((ab * ab).sum(axis=1), 1e-300), 0.0, 1.0)
+    expected = np.sqrt((((d - t[:, :, None] * ab) ** 2).sum(axis=2)).min(axis=1))
+    assert len(heads) >= smooth_weights.BAND_BONES
+    assert np.abs(bone_clearance(pts, heads, tails) - expected).max() < 1e-12

@@ -44,7 +44,7 @@ from scipy.sparse import csgraph
 from scipy.sparse.linalg import splu
 from scipy.spatial import cKDTree
 
-from .weights import BLOCK, block_rows, by_rows, entry_rows, flat_csr, stacked, strongest, to_csr
+from .weights import BLOCK, block_rows, by_rows, entry_rows, flat_csr, row_max, stacked, strongest, to_csr
 
 WIDTH_FLOOR = 0.5  # on a bone, weights are held as hard as half the way to the outline
 GEODESIC_REACH = 1e-8  # exp(-d / s) seeds this small are about 18 smoothness lengths further than the nearest bone
@@ -69,6 +69,11 @@ ZONE_REACH = 4.0
 ZONE_ALL = 0.75  # a zone of more than this fraction of the vertices is all of them (see JointBlend._factor)
 ZONE_GROWN = 0.5  # and so is one where the seeds mix on more than this (the character: 74%, with 100% grown)
 ALL = slice(None)
+# `bone_clearance` by bands from this many bones: with fewer, a loop over the bones and all the points is as fast (17k
+# hand, 20 bones: 2.4 ms either way; 200k hand, 5 bones: 6.4 against 10.4 ms). BAND_CELL: points per cell of the grid
+# that bounds the distance to the nearest bone.
+BAND_BONES = 32
+BAND_CELL = 128
 # Columns per solve: the triangular solves' dense work then stays in cache, and SuperLU's block updates do not go to
 # threaded BLAS. On the comb's zone (34k vertices, 60 columns), 8 at a time took 73-84 ms, all 60 at once 134-226 ms,
 # one at a time 205-212 ms; with BLAS on both cores 8 at a time took 181 ms and all at once 921 ms (solving Aᵀx = b
@@ -112,9 +117,44 @@ def cotangent_laplacian(tris, half_cot, anchor):
 
 
 def bone_clearance(points, heads, tails):
-    """Straight distance from each point (n, 2) to its nearest bone segment."""
+    """Straight distance from each point (n, 2) to its nearest bone segment. On a large mesh with many bones, each bone
+    is measured only to the points in a band across the mesh's longer axis that may have it nearest: those within R
+    of the bone along that axis, R a bound of every point's distance to its nearest bone (from a grid's cell centres,
+    measured to every bone), with BAND_BONES bones or more. The comb of bench/weights.py: Geodesic's 60 bones 24 -> 7
+    ms, Meshfree C²'s 178 held segments 65 -> 25 ms; the same distances."""
     x, y = (np.ascontiguousarray(c) for c in np.asarray(points, float).T)  # contiguous: 8 times faster at 63k
+    heads, tails = np.asarray(heads, float).reshape(-1, 2), np.asarray(tails, float).reshape(-1, 2)
+    if len(heads) < BAND_BONES or len(x) == 0:
+        return np.sqrt(_nearest_squared(x, y, heads, tails))
+    if np.ptp(y) > np.ptp(x):  # the bands across x (the longer axis)
+        x, y, heads, tails = y, x, heads[:, ::-1], tails[:, ::-1]
+    lo = np.array([x.min(), y.min()])
+    cell = max(np.sqrt((np.ptp(x) * np.ptp(y) + 1e-300) * BAND_CELL / len(x)), np.ptp(x) / 4096, 1e-300)
+    # Cells by truncation (the coordinates are at least `lo`): numpy's floor division of floats took 4 times as long.
+    across, along = ((x - lo[0]) / cell).astype(np.int64), ((y - lo[1]) / cell).astype(np.int64)
+    rows = int(along.max()) + 1
+    cells = np.flatnonzero(np.bincount(across * rows + along))
+    centres = lo + (np.column_stack(np.divmod(cells, rows)) + 0.5) * cell
+    reach = np.sqrt(_nearest_squared(*centres.T.copy(), heads, tails).max()) + cell * np.sqrt(0.5)
+    reach = reach * (1.0 + 1e-9) + 1e-12 * cell  # round-off
+    order = np.argsort(across.astype(np.int16) if across.max() < 1 << 15 else across, kind="stable")  # radix
+    starts = np.r_[0, np.cumsum(np.bincount(across))]
+    xs, ys = x[order], y[order]
     best = np.full(len(x), np.inf)
+    for head, tail in zip(heads, tails):
+        first = min(max(int((min(head[0], tail[0]) - reach - lo[0]) // cell), 0), len(starts) - 1)
+        last = min(max(int((max(head[0], tail[0]) + reach - lo[0]) // cell) + 1, 0), len(starts) - 1)
+        band = slice(starts[first], starts[last])
+        _nearest_squared(xs[band], ys[band], head[None], tail[None], best[band])
+    distance = np.empty(len(x))
+    distance[order] = np.sqrt(best)
+    return distance
+
+
+def _nearest_squared(x, y, heads, tails, best=None):
+    """The squared distance from each point (x, y) to its nearest segment (heads, tails), the smaller of it and `best`
+    (changed) when given."""
+    best = np.full(len(x), np.inf) if best is None else best
     for (ax, ay), (bx, by) in zip(heads, tails):
         abx, aby = bx - ax, by - ay
         dx, dy = x - ax, y - ay
@@ -122,7 +162,7 @@ def bone_clearance(points, heads, tails):
         dx -= t * abx
         dy -= t * aby
         np.minimum(best, dx * dx + dy * dy, out=best)
-    return np.sqrt(best)
+    return best
 
 
 def held_widths(points, outline, d, width_floor, per_cell=16):
@@ -177,7 +217,7 @@ class JointBlend:
                  coarse=None, zone=0.0):
         points = np.asarray(points, float)
         tris = np.asarray(tris, np.int64).reshape(-1, 3)
-        size = float(np.ptp(points, axis=0).max())
+        size = max(float(np.ptp(c)) for c in points.T)  # by columns: np.ptp(points, axis=0) took 0.2 ms (character)
         if outline is None:
             outline = outline_vertices(tris, len(points))
         self.nodes, self.interpolation, at = slice(None), None, points
@@ -226,21 +266,13 @@ class JointBlend:
 
     def _blended(self, seeds, system=None):
         """The seeds (n, k, CSR) diffused on the zone (or on the rows of `system`, from `_system`), the others keeping
-        their seeds, as a CSR matrix without the diffused weights under DROP: the zone's rows put together a block of
-        rows at a time (`block_rows`), then set among the others' seeds (comb: 117 -> 108 ms with the solves, against
-        making every block of rows dense)."""
+        their seeds, as a CSR matrix without the diffused weights under DROP: the zone's rows (`_solved`) set among the
+        others' seeds (comb: 117 -> 108 ms with the solves, against making every block of rows dense)."""
         rows = (system or (self._inside,))[0]
-        n, k = seeds.shape
-        solved = self._solved(seeds, system)
-        shape = (n if rows is ALL else len(rows), k)
-        blocks = []
-        for start, stop in block_rows(shape):
-            diffused = np.hstack([part[start:stop] for part in solved])
-            diffused[np.abs(diffused) < DROP] = 0.0
-            blocks.append(to_csr(diffused))
-        zone = stacked(blocks, shape)
+        zone = self._solved(seeds, system)
         if rows is ALL:
             return zone
+        n, k = seeds.shape
         outside = seeds.copy()
         inside = np.zeros(n, bool)
         inside[rows] = True
@@ -251,24 +283,46 @@ class JointBlend:
         return outside + sparse.csr_matrix((zone.data, zone.indices, np.r_[0, np.cumsum(counts)]), (n, k))
 
     def _solved(self, seeds, system=None):
-        """The seeds (n, k, CSR) diffused on the zone's vertices (or on those of `system`): a list of dense (zone
-        vertices, SOLVE_COLUMNS) arrays, one per solve."""
+        """The seeds (n, k, CSR) diffused on the zone's vertices (or on those of `system`), SOLVE_COLUMNS columns per
+        solve, as a CSR matrix (zone vertices, k) without the diffused weights under DROP. With `reach`, a bone's
+        diffused weight is kept only where it has a seed: taken there, column by column, not a dense block of rows made
+        and searched (comb: 23 -> 8 ms); else the zone's rows are put together a block of rows at a time
+        (`block_rows`)."""
         rows, anchor, rim, held, solve = system or (self._inside, self._anchor, self._rim, self._held, self._solve)
         inside = seeds if rows is ALL else seeds[rows]
         # One block of dense work (the character) at once, fewer sparse matrices made; else a few columns at a time.
         inside = inside.toarray() if inside.shape[0] * inside.shape[1] <= BLOCK else inside.tocsc()
-        around = None if held is None else seeds[rim].tocsc()  # the vertices outside that border the zone: held
-        parts = []
+        # The vertices outside that border the zone are held: their seeds' pull on the zone's rows, for all columns at
+        # once and sparse (a few rows), not a dense product per solve (comb: 10 -> 2 ms).
+        pull = None if held is None else (held @ seeds[rim]).tocsc()
+        parts, at = [], []
         for i in range(0, seeds.shape[1], SOLVE_COLUMNS):
             columns = _dense(inside[:, i:i + SOLVE_COLUMNS])
             rhs = columns * anchor[:, None]
-            if held is not None:
-                rhs -= held @ around[:, i:i + SOLVE_COLUMNS].toarray()
+            if pull is not None:
+                part = pull[:, i:i + SOLVE_COLUMNS]
+                rhs[part.indices, np.repeat(np.arange(part.shape[1]), np.diff(part.indptr))] -= part.data
             solved = solve(rhs)
-            if self.reach:  # only where the bone reaches: its diffused weight fades in as its seed grows to `reach`
-                solved *= np.minimum(columns / self.reach, 1.0)
-            parts.append(solved)
-        return parts
+            if not self.reach:
+                parts.append(solved)
+                continue
+            for j in range(columns.shape[1]):  # only where the bone reaches: it fades in as its seed grows to `reach`
+                seeded = np.flatnonzero(columns[:, j])
+                diffused = solved[seeded, j] * np.minimum(columns[seeded, j] / self.reach, 1.0)
+                kept = np.abs(diffused) >= DROP
+                at.append(seeded[kept])
+                parts.append(diffused[kept])
+        shape = inside.shape
+        if self.reach:
+            indptr = np.r_[0, np.cumsum([len(a) for a in at])].astype(np.int32)
+            diffused = sparse.csc_matrix((np.concatenate(parts), np.concatenate(at).astype(np.int32), indptr), shape)
+            return diffused.tocsr()
+        blocks = []
+        for start, stop in block_rows(shape):
+            diffused = np.hstack([part[start:stop] for part in parts])
+            diffused[np.abs(diffused) < DROP] = 0.0
+            blocks.append(to_csr(diffused))
+        return stacked(blocks, shape)
 
     def _factor(self, seeds):
         """Factors the matrix on the vertices solved for: all of them, or with `zone` those of the zone (a zone of most
@@ -292,7 +346,7 @@ class JointBlend:
         for all the bones, keeps a live re-weight to a small factorization (comb: 0.15 s instead of 0.24-0.30)."""
         if not self.zone or self._inside is ALL:
             return None
-        top = seeds.max(axis=1).toarray().ravel()
+        top = row_max(seeds)
         theirs = self._mixing(seeds, top) & (_at_least(seeds[:, changed], self.zone ** 2 * top) > 0)
         if not (theirs & ~self._mixed).any():
             return None
@@ -300,7 +354,7 @@ class JointBlend:
 
     def _mixing(self, seeds, top=None):
         """The rows (n,) where a second bone's seed is `zone` of the first's or more."""
-        top = seeds.max(axis=1).toarray().ravel() if top is None else top
+        top = row_max(seeds) if top is None else top
         return _at_least(seeds, self.zone * top) >= 2
 
     def _grown(self, rows):
@@ -324,10 +378,13 @@ class JointBlend:
         """The mesh's edges (the matrix's entries off the diagonal) in diffusion lengths, averaged over their ends."""
         if self._lengths is None:
             m = self.matrix
-            i, j = m.indices, np.repeat(np.arange(m.shape[1]), np.diff(m.indptr))
+            i, counts = m.indices, np.diff(m.indptr)
             x, y, per_length = *(np.ascontiguousarray(c) for c in self._at.T), self._per_length  # on columns: 2x faster
-            lengths = np.hypot(x[i] - x[j], y[i] - y[j]) * (0.5 * (per_length[i] + per_length[j]))
-            self._lengths = sparse.csc_matrix((lengths, m.indices, m.indptr), m.shape)
+            # Each column's own values repeated along its entries, not gathered through their column numbers.
+            lengths = np.hypot(x[i] - np.repeat(x, counts), y[i] - np.repeat(y, counts))
+            lengths *= 0.5 * (per_length[i] + np.repeat(per_length, counts))
+            # As CSR (the same, symmetric), which scipy's Dijkstra would otherwise convert it to.
+            self._lengths = sparse.csr_matrix((lengths, m.indices, m.indptr), m.shape)
         return self._lengths
 
 
@@ -338,8 +395,11 @@ def _dense(m):
 
 def _at_least(m, level):
     """How many entries of each row of the CSR matrix m (n, k) are `level` (n,) or more, its zeros included."""
-    stored, rows = np.diff(m.indptr), entry_rows(m)
-    return np.bincount(rows[m.data >= level[rows]], minlength=m.shape[0]) + np.where(level <= 0, m.shape[1] - stored, 0)
+    stored, counts = np.diff(m.indptr), np.zeros(m.shape[0], np.int64)
+    filled = np.flatnonzero(stored)
+    if len(filled):  # summed along each row's entries, not counted by their rows (comb 4.4 -> 3.4 ms)
+        counts[filled] = np.add.reduceat((m.data >= np.repeat(level, stored)).astype(np.int64), m.indptr[filled])
+    return counts + np.where(level <= 0, m.shape[1] - stored, 0)
 
 
 def _factored(matrix):
