@@ -158,14 +158,13 @@ class Domain:
             wedges = _wedge_links(self.points[self.nodes], tris, _sides(tris, m)[2], WINDOW_DEPTH, self.tolerance)
             pairs = np.vstack([sides, wedges])
         self.stages.lap("visibility")
-        pairs = unique_pairs(pairs[:, 0], pairs[:, 1], m)
+        # Both ways: the conversion to CSR (in C) merges the pairs found more than once (most are, from both ends).
+        i, j = np.concatenate([pairs[:, 0], pairs[:, 1]]), np.concatenate([pairs[:, 1], pairs[:, 0]])
+        graph = coo_matrix((np.ones(len(i), np.int32), (i, j)), shape=(m, m)).tocsr()
         x, y = self.points[self.nodes].T
-        i, j = pairs.T
-        length = np.hypot(x[j] - x[i], y[j] - y[i])
-        # Each row's links to smaller nodes, then to larger ones, each in order (the pairs are sorted): the
-        # matrix comes out canonical, with nothing to sort.
-        rows, cols = np.concatenate([j, i]), np.concatenate([i, j])
-        return coo_matrix((np.concatenate([length, length]), (rows, cols)), shape=(m, m)).tocsr()
+        i, j = np.repeat(np.arange(m), np.diff(graph.indptr)), graph.indices
+        graph.data = np.hypot(x[j] - x[i], y[j] - y[i])
+        return graph
 
     def _coarse_mesh(self):
         """The Delaunay triangles of the nodes that lie inside the mesh (counter-clockwise): their sides are
@@ -406,20 +405,25 @@ def _sides(tris, n):
     left), and per side 3 t + k (side k runs from corner k to corner k + 1): the next side of the same triangle,
     and the same side in the triangle across it (-1: none), so that a walk steps with two lookups."""
     t = len(tris)
-    directed = np.concatenate([tris[:, [0, 1]], tris[:, [1, 2]], tris[:, [2, 0]]])  # side k of t: row k t + t
-    key = np.minimum(directed[:, 0], directed[:, 1]) * n + np.maximum(directed[:, 0], directed[:, 1])
+    # Side k of triangle t as row k t + t, on columns (gathers from rows of an (n, 2) array are slow): from corner
+    # k to corner k + 1.
+    first = np.ascontiguousarray(tris.T).ravel()
+    second = np.concatenate([first[t:], first[:t]])
+    key = np.minimum(first, second) * n + np.maximum(first, second)
     order = np.argsort(key, kind="stable")  # the sides of each edge together, the first one first
     sorted_key = key[order]
     start = np.flatnonzero(np.r_[True, sorted_key[1:] != sorted_key[:-1]])
     count = np.diff(np.r_[start, len(key)])
-    # The two sides on one edge, each the other's twin: rows k t + t renumbered 3 t + k, only for those.
+    # The two sides on one edge, each the other's twin, numbered 3 t + k, only for those.
+    side = (3 * np.arange(t) + np.arange(3)[:, None]).ravel()
     pair = start[count == 2]
-    (k0, t0), (k1, t1) = np.divmod(order[pair], t), np.divmod(order[pair + 1], t)
-    one, two = 3 * t0 + k0, 3 * t1 + k1
+    one, two = side[order[pair]], side[order[pair + 1]]
     twin = np.full(3 * t, -1)
     twin[one], twin[two] = two, one
-    follow = (np.arange(3 * t).reshape(t, 3) + np.array([1, 1, -2])).ravel()
-    return directed[order[start]], directed[np.sort(order[start[count == 1]])], (follow, twin)
+    follow = np.tile(np.array([1, 1, -2]), t) + np.arange(3 * t)
+    edge, outline = order[start], np.sort(order[start[count == 1]])
+    return (np.column_stack([first[edge], second[edge]]), np.column_stack([first[outline], second[outline]]),
+            (follow, twin))
 
 
 def _crossings(flat, steps):
@@ -477,12 +481,6 @@ def _wedge_links(points, tris, steps, depth, tol):
         rx = np.concatenate([rx[first], np.where(seen, wx, rx)[second]])
         ry = np.concatenate([ry[first], np.where(seen, wy, ry)[second]])
     return np.vstack(found) if found else np.empty((0, 2), np.int64)  # each pair from both ends, mostly
-
-
-def unique_pairs(i, j, m):
-    """The distinct unordered pairs (k, 2) among i[k]-j[k], indices below m, smaller first."""
-    key = np.unique(np.minimum(i, j) * m + np.maximum(i, j))
-    return np.stack([key // m, key % m], axis=1)
 
 
 def winding_numbers(points, a, b):
@@ -692,21 +690,30 @@ def bone_distances(domain, heads, tails, reach=np.inf):
                        shape=(m + bones, m + bones))
     stages.lap("bone links")
     sources = m + np.arange(bones)
+    # Two spacings past the reach: a vertex interpolated between nodes takes no distance from a node beyond the limit.
+    past = reach + 2.0 * domain.spacing
+    x, y = domain.points[domain.nodes].T
+    # Where the reach spans the nodes' box, the limit is unlikely to cut anything: the distances are measured in full,
+    # and those past it dropped after (the same), sparing a first pass to find it.
+    first = np.isfinite(reach) and bones and past < np.hypot(np.ptp(x), np.ptp(y))
     limit = np.inf
-    if np.isfinite(reach) and bones:
+    if first:
         nearest = dijkstra(graph, directed=True, indices=sources, min_only=True)[:m]
-        # Two spacings more: a vertex interpolated between nodes takes no distance from a node beyond the limit.
-        limit = float(nearest[np.isfinite(nearest)].max(initial=0.0)) + reach + 2.0 * domain.spacing
-    node_dist = np.ascontiguousarray(dijkstra(graph, directed=True, indices=sources, limit=limit)[:, :m].T,
-                                     np.float32)  # (m, bones)
+        limit = float(nearest[np.isfinite(nearest)].max(initial=0.0)) + past
+    node_dist = dijkstra(graph, directed=True, indices=sources, limit=limit)[:, :m]
+    if np.isfinite(reach) and bones and not first:
+        nearest = node_dist.min(axis=0)
+        node_dist[node_dist > float(nearest[np.isfinite(nearest)].max(initial=0.0)) + past] = np.inf
+    node_dist = np.ascontiguousarray(node_dist.T, np.float32)  # (m, bones)
     stages.lap("dijkstra")
     dist, taken_from = _from_nodes(domain, node_dist)
     dist[verts, bone] = np.minimum(dist[verts, bone], gap)
     stages.lap("interpolation")
-    seen_by = csr_matrix((np.ones(int(at_node.sum()), bool), (node_of[verts[at_node]], bone[at_node])),
-                         shape=(m, bones))
-    bone, verts, gap = _vertex_links(domain, heads, tails, dist, taken_from @ seen_by)
-    dist[verts, bone] = np.minimum(dist[verts, bone], gap)
+    if taken_from.nnz:  # some vertices are not nodes
+        seen_by = csr_matrix((np.ones(int(at_node.sum()), bool), (node_of[verts[at_node]], bone[at_node])),
+                             shape=(m, bones))
+        bone, verts, gap = _vertex_links(domain, heads, tails, dist, taken_from @ seen_by)
+        dist[verts, bone] = np.minimum(dist[verts, bone], gap)
     stages.lap("bone links")
     dist = _relax_along_edges(domain, dist)
     _reach_islands(domain, dist, heads, tails)
@@ -780,39 +787,49 @@ def _from_nodes(domain, node_dist):
     With thinned nodes, the same as weights is kept in `domain.interpolation` (Joint Blending solved on the nodes).
     """
     pts, m = domain.points, len(domain.nodes)
-    dist = np.full((len(pts), node_dist.shape[1]), np.inf, np.float32)
-    dist[domain.nodes] = node_dist
-    rest = np.setdiff1d(np.arange(len(pts)), domain.nodes)
+    is_node = np.zeros(len(pts), bool)
+    is_node[domain.nodes] = True
+    rest = np.flatnonzero(~is_node)
     if len(rest) == 0:
+        dist = np.full((len(pts), node_dist.shape[1]), np.inf, np.float32)
+        dist[domain.nodes] = node_dist
         return dist, csr_matrix((len(pts), m), dtype=bool)
     corners, bary, found = _node_triangles(domain, pts[rest])
     inside = np.flatnonzero(found)
-    weights = csr_matrix((bary[inside].ravel(), (np.repeat(np.arange(len(inside)), 3), corners[inside].ravel())),
-                         shape=(len(inside), m))
-    weights.eliminate_zeros()  # a node beyond the reach is infinitely far: 0 x inf would make NaN
-    dist[rest[inside]] = weights @ node_dist
     stepped = rest[~found]
     k = min(VERTEX_LINKS, m)
     step, near = cKDTree(pts[domain.nodes]).query(pts[stepped], k=k)
     step, near = step.reshape(len(stepped), k), near.reshape(len(stepped), k)
     seen = domain.visible(np.repeat(stepped, k), domain.nodes[near.ravel()]).reshape(len(stepped), k)
+    # Every vertex's row of nodes at once: itself for a node, the corners of its triangle, or the nodes near it. One
+    # conversion to CSR (which orders each row by node) carries the order of the entries, for the three matrices below.
+    bary = bary[inside].ravel()
+    rows = np.r_[domain.nodes, np.repeat(rest[inside], 3), np.repeat(stepped, k)]
+    order = csr_matrix((np.arange(1.0, len(rows) + 1.0), (rows, np.r_[np.arange(m), corners[inside].ravel(),
+                                                                      near.ravel()])), shape=(len(pts), m))
+    at = order.data.astype(np.int64) - 1
+
+    def nodes_of(node, in_triangle, stepping):
+        """The rows with the nodes' entries `node` (one value for all), the triangles' and the steps', without zeros."""
+        values = np.r_[np.full(m, node, in_triangle.dtype), in_triangle, stepping.ravel()][at]
+        matrix = csr_matrix((values, order.indices.copy(), order.indptr.copy()), shape=order.shape)  # edited below
+        matrix.eliminate_zeros()
+        return matrix
+
+    # Nodes as they are, the others interpolated; those beyond the reach are infinitely far (no 0 x inf: NaN).
+    dist = nodes_of(1.0, bary, np.zeros(near.shape, np.float32)) @ node_dist
+    dist[stepped] = np.inf
     for col in range(k):
         v = stepped[seen[:, col]]
         dist[v] = np.minimum(dist[v], node_dist[near[seen[:, col], col]] + step[seen[:, col], col, None])
-    rows = np.r_[np.repeat(rest[inside], 3), np.repeat(stepped, k)]
-    cols = np.r_[corners[inside].ravel(), near.ravel()]
     # Not a corner of weight 0 (the vertex lies on the side across): of two triangles with the vertex on their shared
     # side, either gives the same.
-    taken_from = csr_matrix((np.r_[bary[inside].ravel() > 0, np.ones(near.size, bool)], (rows, cols)),
-                            shape=(len(pts), m))
-    taken_from.eliminate_zeros()
+    taken_from = nodes_of(False, bary > 0, np.ones(near.shape, bool))
     if domain.coarse is not None:
         # The same nodes, weighted: barycentric inside a triangle of nodes, else 1 / step² over the nodes seen.
         near_weight = seen / np.maximum(step, domain.tolerance) ** 2
         near_weight /= np.maximum(near_weight.sum(axis=1, keepdims=True), 1e-300)
-        domain.interpolation = csr_matrix((np.r_[np.ones(m), bary[inside].ravel(), near_weight.ravel()],
-                                           (np.r_[domain.nodes, rows], np.r_[np.arange(m), cols])), shape=(len(pts), m))
-        domain.interpolation.eliminate_zeros()
+        domain.interpolation = nodes_of(1.0, bary.astype(float), near_weight)
     return dist, taken_from
 
 
