@@ -139,7 +139,9 @@ class Domain:
         simple = out_count == 1
         self.following = np.where(simple, nxt, -1)
         self.to_next = self.points[nxt] - self.points
-        self.opening = np.where(simple, _ccw_angle(self.to_next, self.points[prv] - self.points), np.nan)
+        self.opening = np.full(n, np.nan)
+        at = np.flatnonzero(simple)
+        self.opening[at] = _ccw_angle(self.to_next[at], self.points[prv[at]] - self.points[at])
 
     def _links(self):
         """Symmetric graph of straight, inside links between the nodes: the edges, and links across up to
@@ -682,10 +684,9 @@ def _thin(domain, area, max_nodes):
     room = max(max_nodes - len(reflex), 1)
     spacing = (0.5 * outline + np.sqrt(0.25 * outline**2 + room * area)) / room
     while True:
-        nodes = np.unique(np.concatenate([reflex, one_per_cell(domain.points, edge_verts, spacing),
-                                          one_per_cell(domain.points, inner, spacing)]))
-        if len(nodes) <= max_nodes:
-            return nodes, spacing
+        along, within = one_per_cell(domain.points, edge_verts, spacing), one_per_cell(domain.points, inner, spacing)
+        if len(reflex) + len(along) + len(within) <= max_nodes:  # apart: reflex and edge vertices are on the outline
+            return np.unique(np.concatenate([reflex, along, within])), spacing
         spacing *= 1.1
 
 
