@@ -770,8 +770,7 @@ def bone_distances(domain, heads, tails, reach=np.inf):
         bone, verts, gap = _vertex_links(domain, heads, tails, dist, taken_from @ seen_by)
         dist[verts, bone] = np.minimum(dist[verts, bone], gap)
     stages.lap("bone links")
-    dist = _relax_along_edges(domain, dist)
-    _reach_islands(domain, dist, heads, tails)
+    _reach_islands(domain, dist, heads, tails, _relax_along_edges(domain, dist))
     stages.lap("interpolation")
     return dist, outside
 
@@ -999,7 +998,7 @@ def locate(pts, tris, queries, slack=1e-9):
 
 def _relax_along_edges(domain, dist, rounds=64):
     """Vertices that see no node (slivers thinner than the node spacing) take their distance along mesh
-    edges from their neighbours."""
+    edges from their neighbours (in `dist`). Returns which vertices are still infinitely far from every bone."""
     a, b = domain.edges[:, 0], domain.edges[:, 1]
     todo = np.isinf(dist).all(axis=1)
     left = int(todo.sum())
@@ -1016,13 +1015,12 @@ def _relax_along_edges(domain, dist, rounds=64):
         if int(todo.sum()) == left:  # nothing more reached
             break
         left = int(todo.sum())
-    return dist
+    return todo
 
 
-def _reach_islands(domain, dist, heads, tails):
-    """An island of the mesh that no bone reaches belongs wholly to the bone nearest to it (in a straight
-    line): that bone's straight distance, infinity for the others."""
-    lost = np.isinf(dist).all(axis=1)
+def _reach_islands(domain, dist, heads, tails, lost):
+    """An island of the mesh that no bone reaches (`lost`: the vertices infinitely far from every bone) belongs
+    wholly to the bone nearest to it (in a straight line): that bone's straight distance, infinity for the others."""
     if not lost.any() or len(heads) == 0:
         return
     n = len(domain.points)
