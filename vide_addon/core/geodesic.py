@@ -162,13 +162,13 @@ class Domain:
             wedges = _wedge_links(self.points[self.nodes], tris, _sides(tris, m)[2], WINDOW_DEPTH, self.tolerance)
             pairs = np.vstack([sides, wedges])
         self.stages.lap("visibility")
-        # Both ways: the conversion to CSR (in C) merges the pairs found more than once (most are, from both ends).
-        i, j = np.concatenate([pairs[:, 0], pairs[:, 1]]), np.concatenate([pairs[:, 1], pairs[:, 0]])
-        graph = coo_matrix((np.ones(len(i), np.int32), (i, j)), shape=(m, m)).tocsr()
+        i, j = np.divmod(np.unique(np.minimum(pairs[:, 0], pairs[:, 1]) * m + np.maximum(pairs[:, 0], pairs[:, 1])), m)
         x, y = self.points[self.nodes].T
-        i, j = np.repeat(np.arange(m), np.diff(graph.indptr)), graph.indices
-        graph.data = np.hypot(x[j] - x[i], y[j] - y[i])
-        return graph
+        length = np.hypot(x[j] - x[i], y[j] - y[i])
+        # Each row's links to smaller nodes, then to larger ones, each in order (the pairs are sorted): the
+        # matrix comes out canonical, with nothing to sort.
+        rows, cols = np.concatenate([j, i]), np.concatenate([i, j])
+        return coo_matrix((np.concatenate([length, length]), (rows, cols)), shape=(m, m)).tocsr()
 
     def _coarse_mesh(self):
         """The Delaunay triangles of the nodes that lie inside the mesh (counter-clockwise): their sides are
