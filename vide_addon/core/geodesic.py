@@ -80,7 +80,7 @@ class Domain:
     graph: csr_matrix = None  # (nodes, nodes) link lengths
     stages: Stages = None
     tris: np.ndarray = None  # (t, 3) counter-clockwise; side k runs from corner k to corner k + 1
-    star: csr_matrix = None  # (n, 3t): the corners (3 * triangle + corner) at each vertex
+    star: csr_matrix = None  # (n, 3t): the corners (3 * triangle + corner) at each vertex (on the first walk)
     star_count: np.ndarray = None  # (n,) corners at each vertex
     coarse: tuple = None  # the Delaunay triangulation of thinned nodes, and which of its triangles are inside
     # (n, nodes) with thinned nodes: each vertex as a blend of nodes (rows sum to 1; empty: it sees no node)
@@ -112,10 +112,7 @@ class Domain:
                      steps=steps)
         domain.tolerance = 1e-6 * float(max(np.ptp(x), np.ptp(y)))
         domain._corners()
-        corners = tris.ravel()
-        domain.star = csr_matrix((np.ones(len(corners), bool), (corners, np.arange(len(corners)))),
-                                 shape=(len(points), len(corners)))
-        domain.star_count = np.diff(domain.star.indptr)
+        domain.star_count = np.bincount(tris.ravel(), minlength=len(points))
         if links:
             used = int(np.count_nonzero(domain.star_count))
             cheap = bones is not None and used * bones <= ALL_NODES_WORK and used <= ALL_NODES_MAX
@@ -378,6 +375,10 @@ class Domain:
         vertices' coordinates, the queries' unit directions and targets, as columns (x, y, ux, uy, qx, qy)."""
         (x, y, ux, uy, qx, qy), tol = columns, self.tolerance
         # The corner at a whose wedge holds the direction (or, if none does, the nearest one).
+        if self.star is None:
+            corners = self.tris.ravel()
+            self.star = csr_matrix((np.ones(len(corners), bool), (corners, np.arange(len(corners)))),
+                                   shape=(len(self.points), len(corners)))
         lo, count = self.star.indptr[a], self.star_count[a]
         end = np.cumsum(count)
         row = np.repeat(np.arange(len(a)), count)
