@@ -791,9 +791,19 @@ def _near_bones(domain, pool, heads, tails, reach):
     piece, at = grid.in_boxes(lo, hi, np.arange(len(lo)))
     key = np.unique(bone[piece] * len(domain.points) + pool[grid.order[at]])
     bone, verts = np.divmod(key, len(domain.points))
-    gap, foot = segment_distance(domain.points[verts], heads[bone], tails[bone])
-    keep = gap <= reach
-    return bone[keep], verts[keep], gap[keep], foot[keep]
+    gap, fx, fy = _bone_gaps(domain.points, verts, heads, tails, bone)
+    keep = np.flatnonzero(gap <= reach)
+    return bone[keep], verts[keep], gap[keep], np.column_stack([fx[keep], fy[keep]])
+
+
+def _bone_gaps(points, verts, heads, tails, bone):
+    """segment_distance from points[verts[k]] to bone bone[k], and the closest points' coordinates as columns: on
+    columns gathered per pair (gathering rows of (n, 2) arrays is slow: the comb's 144k vertex links, 10 -> 3.4 ms)."""
+    (x, y), (ax, ay), (bx, by) = points.T, heads.T, tails.T
+    x, y, ax, ay, abx, aby = x[verts], y[verts], ax[bone], ay[bone], (bx - ax)[bone], (by - ay)[bone]
+    t = np.clip(((x - ax) * abx + (y - ay) * aby) / np.maximum(abx * abx + aby * aby, 1e-300), 0.0, 1.0)
+    fx, fy = ax + t * abx, ay + t * aby
+    return np.hypot(x - fx, y - fy), fx, fy
 
 
 def _bone_links(domain, heads, tails):
@@ -823,11 +833,12 @@ def _vertex_links(domain, heads, tails, dist, candidates):
     ones within 1% of it (where the nodes around see the bone the field is linear and interpolates exactly)."""
     candidates = candidates.tocoo()
     verts, bone = candidates.row.astype(np.int64), candidates.col.astype(np.int64)
-    gap, foot = segment_distance(domain.points[verts], heads[bone], tails[bone])
+    gap, fx, fy = _bone_gaps(domain.points, verts, heads, tails, bone)
     excess = dist[verts, bone] - gap
-    close = (gap <= VERTEX_REACH * domain.spacing) & ~((excess > 2.0 * domain.spacing) | (excess <= 1e-2 * gap))
-    bone, verts, gap, foot = bone[close], verts[close], gap[close], foot[close]
-    seen = domain.visible(verts, q=foot)
+    close = np.flatnonzero((gap <= VERTEX_REACH * domain.spacing)
+                           & ~((excess > 2.0 * domain.spacing) | (excess <= 1e-2 * gap)))
+    bone, verts, gap = bone[close], verts[close], gap[close]
+    seen = domain.visible(verts, q=np.column_stack([fx[close], fy[close]]))
     return bone[seen], verts[seen], gap[seen]
 
 
