@@ -541,14 +541,19 @@ def _wedge_links(points, tris, steps, depth, tol):
 
 
 def winding_numbers(points, a, b):
-    """How many times the directed edges a[i]-b[i] wind counter-clockwise round each point (few points: the
-    work is points times edges), counting the edges that cross the ray from the point in +x, up or down."""
-    py = points[:, 1, None]
-    up, down = (a[:, 1] <= py) & (b[:, 1] > py), (b[:, 1] <= py) & (a[:, 1] > py)
-    k, e = np.nonzero(up | down)
+    """How many times the directed edges a[i]-b[i] wind counter-clockwise round each point (few points), counting
+    the edges that cross the ray from the point in +x, up or down: each edge paired only with the points at a height
+    it spans (the points sorted by height)."""
+    order = np.argsort(points[:, 1], kind="stable")
+    height = points[order, 1]
+    # Up (a.y <= y < b.y) or down (b.y <= y < a.y): the points from the lower end's height to below the upper end's.
+    start = np.searchsorted(height, np.minimum(a[:, 1], b[:, 1]), "left")
+    count = np.searchsorted(height, np.maximum(a[:, 1], b[:, 1]), "left") - start
+    e = np.repeat(np.arange(len(a)), count)
+    k = order[np.repeat(start - np.cumsum(count) + count, count) + np.arange(int(count.sum()))]
     # > 0: the point lies left of a-b
     left = (b[e, 0] - a[e, 0]) * (points[k, 1] - a[e, 1]) - (points[k, 0] - a[e, 0]) * (b[e, 1] - a[e, 1])
-    turns = np.where(up[k, e], left > 0, -(left < 0).astype(np.int64))
+    turns = np.where(a[e, 1] <= points[k, 1], left > 0, -(left < 0).astype(np.int64))
     return np.bincount(k, weights=turns, minlength=len(points)).astype(np.int64)
 
 
