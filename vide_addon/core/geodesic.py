@@ -782,9 +782,9 @@ def bone_distances(domain, heads, tails, reach=np.inf):
 
 
 def _near_bones(domain, pool, heads, tails, reach):
-    """(bone, vertex, distance, closest point on the bone) for the vertices of `pool` within `reach` of a
-    bone: found in the boxes around pieces of each bone, `reach` or less long, so the search covers little more
-    than the band around it."""
+    """(bone, vertex, distance, closest point on the bone) for the vertices of `pool` (sorted) within `reach` of a
+    bone, by bone and vertex: found in the boxes around pieces of each bone, `reach` or less long, so the search
+    covers little more than the band around it."""
     length = np.hypot(*(tails - heads).T)
     pieces = np.maximum(np.ceil(length / reach), 1).astype(np.int64)
     bone = np.repeat(np.arange(len(heads)), pieces)
@@ -794,8 +794,11 @@ def _near_bones(domain, pool, heads, tails, reach):
     lo, hi = np.minimum(start, end) - reach, np.maximum(start, end) + reach
     grid = PointGrid(domain.points[pool], reach, lo, hi)
     piece, at = grid.in_boxes(lo, hi, np.arange(len(lo)))
-    key = np.unique(bone[piece] * len(domain.points) + pool[grid.order[at]])
-    bone, verts = np.divmod(key, len(domain.points))
+    # Each pair once (the boxes of a bone's pieces overlap), marked in a (bones, pool) table: no sort.
+    pairs = np.zeros(len(heads) * len(pool), bool)
+    pairs[bone[piece] * len(pool) + grid.order[at]] = True
+    bone, verts = np.divmod(np.flatnonzero(pairs), len(pool))
+    verts = pool[verts]
     gap, fx, fy = _bone_gaps(domain.points, verts, heads, tails, bone)
     keep = np.flatnonzero(gap <= reach)
     return bone[keep], verts[keep], gap[keep], np.column_stack([fx[keep], fy[keep]])
