@@ -408,6 +408,34 @@ def test_a_thinned_graphs_segments_that_touch_no_outline_edge_are_ones_the_walk_
     assert Domain.from_mesh(pts, tris, bones=1).outline is None, "every vertex a node: links cross few triangles"
 
 
+def test_segments_visible_decides_without_a_walk_along_or_across_the_outline_are_ones_the_walk_agrees_on():
+    """Two shortcuts of `visible` that spare walks: a segment between outline vertices with the outline running from
+    one to the other within the rounding tolerance of it is inside, and one that crosses an outline edge cleanly is
+    not. On the legs (straight sides sampled at half the spacing, a gap between the legs) each shortcut takes many
+    segments, and the walk agrees on every one; segments bent off the outline by more than the tolerance are left to
+    the walk."""
+    pts, tris = polygon_mesh(LEGS, 1.0, jitter=0.2)
+    domain = Domain.from_mesh(pts, tris, max_nodes=1500)
+    rng = np.random.default_rng(4)
+    i = rng.choice(np.flatnonzero(domain.on_boundary), 2000)
+    near = cKDTree(pts).query(pts[i], k=12)[1]
+    i, j = np.repeat(i, 11), near[:, 1:].ravel()
+    along = domain._along_outline(i, j)
+    assert along.sum() > 10000 and domain.walk(i[along], pts[j[along]], j[along]).all()
+    apart = along & (domain.following[i] != j) & (domain.following[j] != i)  # not the two ends of an outline edge
+    assert apart.sum() > 5000
+    bent = pts.copy()
+    bent[domain.on_boundary] += rng.normal(0.0, 1e3 * domain.tolerance, (domain.on_boundary.sum(), 2))
+    assert not Domain.from_mesh(bent, tris, links=False)._along_outline(i[apart], j[apart]).any()
+    # Across the gap between the legs (x 40 to 44, below 100), and any pairs near it.
+    left = np.flatnonzero((pts[:, 0] > 30) & (pts[:, 0] < 40) & (pts[:, 1] < 95))
+    right = np.flatnonzero((pts[:, 0] > 44) & (pts[:, 0] < 54) & (pts[:, 1] < 95))
+    i, j = np.r_[rng.choice(left, 1000), rng.choice(left, 1000)], np.r_[rng.choice(right, 1000), rng.choice(left, 1000)]
+    cross = domain._crosses_outline(pts[i], pts[j], i)
+    walked = domain.walk(i, pts[j], j)
+    assert cross[:1000].sum() > 950 and not cross[1000:].any() and not walked[cross].any()
+
+
 def test_dense_work_in_blocks_of_rows_gives_what_one_block_gives(monkeypatch):
     """The weights' dense work runs on blocks of rows (weights.BLOCK entries): with blocks of a few rows (and the
     zone's seeds too many to take dense at once), the falloff, the blended weights on a zone (its rows found block by

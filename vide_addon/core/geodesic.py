@@ -72,6 +72,7 @@ class Domain:
     clearance: np.ndarray  # (n,) a lower bound of each vertex's distance to the boundary
     on_boundary: np.ndarray = None  # (n,) bool
     to_next: np.ndarray = None  # (n, 2) along the outgoing boundary edge
+    following: np.ndarray = None  # (n,) the vertex at the end of the outgoing boundary edge (-1: none)
     opening: np.ndarray = None  # (n,) angle of the mesh between them (NaN: not a simple boundary point)
     nodes: np.ndarray = None  # vertex indices of the graph's nodes
     spacing: float = 1.0  # typical distance between neighbouring nodes
@@ -79,7 +80,7 @@ class Domain:
     graph: csr_matrix = None  # (nodes, nodes) link lengths
     stages: Stages = None
     tris: np.ndarray = None  # (t, 3) counter-clockwise; side k runs from corner k to corner k + 1
-    star: csr_matrix = None  # (n, 3t): the corners (3 * triangle + corner) at each vertex
+    star: csr_matrix = None  # (n, 3t): the corners (3 * triangle + corner) at each vertex (on the first walk)
     star_count: np.ndarray = None  # (n,) corners at each vertex
     coarse: tuple = None  # the Delaunay triangulation of thinned nodes, and which of its triangles are inside
     # (n, nodes) with thinned nodes: each vertex as a blend of nodes (rows sum to 1; empty: it sees no node)
@@ -111,10 +112,7 @@ class Domain:
                      steps=steps)
         domain.tolerance = 1e-6 * float(max(np.ptp(x), np.ptp(y)))
         domain._corners()
-        corners = tris.ravel()
-        domain.star = csr_matrix((np.ones(len(corners), bool), (corners, np.arange(len(corners)))),
-                                 shape=(len(points), len(corners)))
-        domain.star_count = np.diff(domain.star.indptr)
+        domain.star_count = np.bincount(tris.ravel(), minlength=len(points))
         if links:
             used = int(np.count_nonzero(domain.star_count))
             cheap = bones is not None and used * bones <= ALL_NODES_WORK and used <= ALL_NODES_MAX
@@ -136,8 +134,11 @@ class Domain:
         prv[self.boundary[:, 1]] = self.boundary[:, 0]
         self.on_boundary = out_count > 0
         simple = out_count == 1
+        self.following = np.where(simple, nxt, -1)
         self.to_next = self.points[nxt] - self.points
-        self.opening = np.where(simple, _ccw_angle(self.to_next, self.points[prv] - self.points), np.nan)
+        self.opening = np.full(n, np.nan)
+        at = np.flatnonzero(simple)
+        self.opening[at] = _ccw_angle(self.to_next[at], self.points[prv[at]] - self.points[at])
 
     def _links(self):
         """Symmetric graph of straight, inside links between the nodes: the edges, and links across up to
@@ -158,9 +159,8 @@ class Domain:
             wedges = _wedge_links(self.points[self.nodes], tris, _sides(tris, m)[2], WINDOW_DEPTH, self.tolerance)
             pairs = np.vstack([sides, wedges])
         self.stages.lap("visibility")
-        pairs = unique_pairs(pairs[:, 0], pairs[:, 1], m)
+        i, j = np.divmod(np.unique(np.minimum(pairs[:, 0], pairs[:, 1]) * m + np.maximum(pairs[:, 0], pairs[:, 1])), m)
         x, y = self.points[self.nodes].T
-        i, j = pairs.T
         length = np.hypot(x[j] - x[i], y[j] - y[i])
         # Each row's links to smaller nodes, then to larger ones, each in order (the pairs are sorted): the
         # matrix comes out canonical, with nothing to sort.
@@ -222,7 +222,16 @@ class Domain:
             # those that end at an outline vertex (they touch its edges there) without this test.
             test = rest[(j[rest] < 0) | ~self.on_boundary[np.maximum(j[rest], 0)]]
             ok[test] = self.outline.straight(p[test], q[test], i[test], self.clearance[i[test]], cq[test])
-            rest = rest[~ok[rest]]
+            # Of those that touch it, the ones that cross an outline edge cleanly leave the mesh, where the walk would
+            # stop: not walked (the 63k hand of bench/weights.py: 7.9k bone links walked in 25 ms, most across gaps).
+            touch = test[~ok[test]]
+            out = np.zeros(len(i), bool)
+            out[touch[self._crosses_outline(p[touch], q[touch], i[touch])]] = True
+            rest = rest[~ok[rest] & ~out[rest]]
+        if len(rest):
+            along = self._along_outline(i[rest], j[rest])
+            ok[rest[along]] = True
+            rest = rest[~along]
         if len(rest):
             # Within the disk at q the segment is inside: only the part from p to the disk is walked.
             d = p[rest] - q[rest]
@@ -232,6 +241,49 @@ class Domain:
             end = q[rest] + d * (short / np.maximum(length, 1e-300))[:, None]
             ok[rest] = self.walk(i[rest], end, np.where(cut, -1, j[rest]))
         return ok
+
+    def _along_outline(self, i, j, max_steps=32):
+        """Whether the outline runs from vertex i to vertex j (or back) within the rounding tolerance of the segment
+        between them, so that the segment is inside (as the walk finds, passing through every vertex on the way): on a
+        straight stretch of outline, the segments from its vertices to the graph's nodes on it (the comb of
+        bench/weights.py: 13k of the 13.3k walks, 15 ms)."""
+        along = np.zeros(len(i), bool)
+        for start, end in ((i, j), (j, i)):
+            at = np.flatnonzero((start >= 0) & (end >= 0))
+            a, b = start[at], end[at]
+            (ax, ay), (dx, dy) = self.points[a].T, (self.points[b] - self.points[a]).T
+            length = np.hypot(dx, dy)
+            v = a
+            for _ in range(max_steps):
+                v = self.following[v]
+                arrived = v == b
+                along[at[arrived]] = True
+                rx, ry = self.points[v, 0] - ax, self.points[v, 1] - ay
+                on = (v >= 0) & (np.abs(dx * ry - dy * rx) <= self.tolerance * length) & (dx * rx + dy * ry > 0) & (
+                    dx * rx + dy * ry < length * length) & ~arrived
+                if not on.any():
+                    break
+                at, v, b, ax, ay, dx, dy, length = (c[on] for c in (at, v, b, ax, ay, dx, dy, length))
+        return along
+
+    def _crosses_outline(self, p, q, i):
+        """Whether each segment p-q from vertex i crosses an outline edge (not at i) cleanly: the ends of each further
+        than a few rounding tolerances from the other's line, on either side of it (a walk along p-q would stop there,
+        whatever the rounding)."""
+        seg, edge = self.outline._near(p, q, i)
+        a, b = self.outline.a[edge], self.outline.b[edge]
+        p, q, margin = p[seg], q[seg], 4.0 * self.tolerance
+
+        def apart(o, u, v, w):
+            """Whether v and w lie on either side of the line o-u, each further than the margin from it."""
+            dx, dy = u[:, 0] - o[:, 0], u[:, 1] - o[:, 1]
+            sv = dx * (v[:, 1] - o[:, 1]) - dy * (v[:, 0] - o[:, 0])
+            sw = dx * (w[:, 1] - o[:, 1]) - dy * (w[:, 0] - o[:, 0])
+            return (sv * sw < 0) & (np.minimum(np.abs(sv), np.abs(sw)) > margin * np.hypot(dx, dy))
+
+        cross = np.zeros(len(i), bool)
+        cross[seg[apart(a, b, p, q) & apart(p, q, a, b)]] = True
+        return cross
 
     def _outside_cells(self):
         """The cells of the clearance grid wholly outside the mesh, so that a segment through one is known to leave
@@ -323,6 +375,10 @@ class Domain:
         vertices' coordinates, the queries' unit directions and targets, as columns (x, y, ux, uy, qx, qy)."""
         (x, y, ux, uy, qx, qy), tol = columns, self.tolerance
         # The corner at a whose wedge holds the direction (or, if none does, the nearest one).
+        if self.star is None:
+            corners = self.tris.ravel()
+            self.star = csr_matrix((np.ones(len(corners), bool), (corners, np.arange(len(corners)))),
+                                   shape=(len(self.points), len(corners)))
         lo, count = self.star.indptr[a], self.star_count[a]
         end = np.cumsum(count)
         row = np.repeat(np.arange(len(a)), count)
@@ -406,20 +462,25 @@ def _sides(tris, n):
     left), and per side 3 t + k (side k runs from corner k to corner k + 1): the next side of the same triangle,
     and the same side in the triangle across it (-1: none), so that a walk steps with two lookups."""
     t = len(tris)
-    directed = np.concatenate([tris[:, [0, 1]], tris[:, [1, 2]], tris[:, [2, 0]]])  # side k of t: row k t + t
-    key = np.minimum(directed[:, 0], directed[:, 1]) * n + np.maximum(directed[:, 0], directed[:, 1])
+    # Side k of triangle t as row k t + t, on columns (gathers from rows of an (n, 2) array are slow): from corner
+    # k to corner k + 1.
+    first = np.ascontiguousarray(tris.T).ravel()
+    second = np.concatenate([first[t:], first[:t]])
+    key = np.minimum(first, second) * n + np.maximum(first, second)
     order = np.argsort(key, kind="stable")  # the sides of each edge together, the first one first
     sorted_key = key[order]
     start = np.flatnonzero(np.r_[True, sorted_key[1:] != sorted_key[:-1]])
     count = np.diff(np.r_[start, len(key)])
-    # The two sides on one edge, each the other's twin: rows k t + t renumbered 3 t + k, only for those.
+    # The two sides on one edge, each the other's twin, numbered 3 t + k, only for those.
+    side = (3 * np.arange(t) + np.arange(3)[:, None]).ravel()
     pair = start[count == 2]
-    (k0, t0), (k1, t1) = np.divmod(order[pair], t), np.divmod(order[pair + 1], t)
-    one, two = 3 * t0 + k0, 3 * t1 + k1
+    one, two = side[order[pair]], side[order[pair + 1]]
     twin = np.full(3 * t, -1)
     twin[one], twin[two] = two, one
-    follow = (np.arange(3 * t).reshape(t, 3) + np.array([1, 1, -2])).ravel()
-    return directed[order[start]], directed[np.sort(order[start[count == 1]])], (follow, twin)
+    follow = np.tile(np.array([1, 1, -2]), t) + np.arange(3 * t)
+    edge, outline = order[start], np.sort(order[start[count == 1]])
+    return (np.column_stack([first[edge], second[edge]]), np.column_stack([first[outline], second[outline]]),
+            (follow, twin))
 
 
 def _crossings(flat, steps):
@@ -479,21 +540,20 @@ def _wedge_links(points, tris, steps, depth, tol):
     return np.vstack(found) if found else np.empty((0, 2), np.int64)  # each pair from both ends, mostly
 
 
-def unique_pairs(i, j, m):
-    """The distinct unordered pairs (k, 2) among i[k]-j[k], indices below m, smaller first."""
-    key = np.unique(np.minimum(i, j) * m + np.maximum(i, j))
-    return np.stack([key // m, key % m], axis=1)
-
-
 def winding_numbers(points, a, b):
-    """How many times the directed edges a[i]-b[i] wind counter-clockwise round each point (few points: the
-    work is points times edges), counting the edges that cross the ray from the point in +x, up or down."""
-    py = points[:, 1, None]
-    up, down = (a[:, 1] <= py) & (b[:, 1] > py), (b[:, 1] <= py) & (a[:, 1] > py)
-    k, e = np.nonzero(up | down)
+    """How many times the directed edges a[i]-b[i] wind counter-clockwise round each point (few points), counting
+    the edges that cross the ray from the point in +x, up or down: each edge paired only with the points at a height
+    it spans (the points sorted by height)."""
+    order = np.argsort(points[:, 1], kind="stable")
+    height = points[order, 1]
+    # Up (a.y <= y < b.y) or down (b.y <= y < a.y): the points from the lower end's height to below the upper end's.
+    start = np.searchsorted(height, np.minimum(a[:, 1], b[:, 1]), "left")
+    count = np.searchsorted(height, np.maximum(a[:, 1], b[:, 1]), "left") - start
+    e = np.repeat(np.arange(len(a)), count)
+    k = order[np.repeat(start - np.cumsum(count) + count, count) + np.arange(int(count.sum()))]
     # > 0: the point lies left of a-b
     left = (b[e, 0] - a[e, 0]) * (points[k, 1] - a[e, 1]) - (points[k, 0] - a[e, 0]) * (b[e, 1] - a[e, 1])
-    turns = np.where(up[k, e], left > 0, -(left < 0).astype(np.int64))
+    turns = np.where(a[e, 1] <= points[k, 1], left > 0, -(left < 0).astype(np.int64))
     return np.bincount(k, weights=turns, minlength=len(points)).astype(np.int64)
 
 
@@ -630,10 +690,9 @@ def _thin(domain, area, max_nodes):
     room = max(max_nodes - len(reflex), 1)
     spacing = (0.5 * outline + np.sqrt(0.25 * outline**2 + room * area)) / room
     while True:
-        nodes = np.unique(np.concatenate([reflex, one_per_cell(domain.points, edge_verts, spacing),
-                                          one_per_cell(domain.points, inner, spacing)]))
-        if len(nodes) <= max_nodes:
-            return nodes, spacing
+        along, within = one_per_cell(domain.points, edge_verts, spacing), one_per_cell(domain.points, inner, spacing)
+        if len(reflex) + len(along) + len(within) <= max_nodes:  # apart: reflex and edge vertices are on the outline
+            return np.unique(np.concatenate([reflex, along, within])), spacing
         spacing *= 1.1
 
 
@@ -692,32 +751,40 @@ def bone_distances(domain, heads, tails, reach=np.inf):
                        shape=(m + bones, m + bones))
     stages.lap("bone links")
     sources = m + np.arange(bones)
+    # Two spacings past the reach: a vertex interpolated between nodes takes no distance from a node beyond the limit.
+    past = reach + 2.0 * domain.spacing
+    x, y = domain.points[domain.nodes].T
+    # Where the reach spans the nodes' box, the limit is unlikely to cut anything: the distances are measured in full,
+    # and those past it dropped after (the same), sparing a first pass to find it.
+    first = np.isfinite(reach) and bones and past < np.hypot(np.ptp(x), np.ptp(y))
     limit = np.inf
-    if np.isfinite(reach) and bones:
+    if first:
         nearest = dijkstra(graph, directed=True, indices=sources, min_only=True)[:m]
-        # Two spacings more: a vertex interpolated between nodes takes no distance from a node beyond the limit.
-        limit = float(nearest[np.isfinite(nearest)].max(initial=0.0)) + reach + 2.0 * domain.spacing
-    node_dist = np.ascontiguousarray(dijkstra(graph, directed=True, indices=sources, limit=limit)[:, :m].T,
-                                     np.float32)  # (m, bones)
+        limit = float(nearest[np.isfinite(nearest)].max(initial=0.0)) + past
+    node_dist = dijkstra(graph, directed=True, indices=sources, limit=limit)[:, :m]
+    if np.isfinite(reach) and bones and not first:
+        nearest = node_dist.min(axis=0)
+        node_dist[node_dist > float(nearest[np.isfinite(nearest)].max(initial=0.0)) + past] = np.inf
+    node_dist = np.ascontiguousarray(node_dist.T, np.float32)  # (m, bones)
     stages.lap("dijkstra")
     dist, taken_from = _from_nodes(domain, node_dist)
     dist[verts, bone] = np.minimum(dist[verts, bone], gap)
     stages.lap("interpolation")
-    seen_by = csr_matrix((np.ones(int(at_node.sum()), bool), (node_of[verts[at_node]], bone[at_node])),
-                         shape=(m, bones))
-    bone, verts, gap = _vertex_links(domain, heads, tails, dist, taken_from @ seen_by)
-    dist[verts, bone] = np.minimum(dist[verts, bone], gap)
+    if taken_from.nnz:  # some vertices are not nodes
+        seen_by = csr_matrix((np.ones(int(at_node.sum()), bool), (node_of[verts[at_node]], bone[at_node])),
+                             shape=(m, bones))
+        bone, verts, gap = _vertex_links(domain, heads, tails, dist, taken_from @ seen_by)
+        dist[verts, bone] = np.minimum(dist[verts, bone], gap)
     stages.lap("bone links")
-    dist = _relax_along_edges(domain, dist)
-    _reach_islands(domain, dist, heads, tails)
+    _reach_islands(domain, dist, heads, tails, _relax_along_edges(domain, dist))
     stages.lap("interpolation")
     return dist, outside
 
 
 def _near_bones(domain, pool, heads, tails, reach):
-    """(bone, vertex, distance, closest point on the bone) for the vertices of `pool` within `reach` of a
-    bone: found in the boxes around pieces of each bone, `reach` or less long, so the search covers little more
-    than the band around it."""
+    """(bone, vertex, distance, closest point on the bone) for the vertices of `pool` (sorted) within `reach` of a
+    bone, by bone and vertex: found in the boxes around pieces of each bone, `reach` or less long, so the search
+    covers little more than the band around it."""
     length = np.hypot(*(tails - heads).T)
     pieces = np.maximum(np.ceil(length / reach), 1).astype(np.int64)
     bone = np.repeat(np.arange(len(heads)), pieces)
@@ -727,11 +794,24 @@ def _near_bones(domain, pool, heads, tails, reach):
     lo, hi = np.minimum(start, end) - reach, np.maximum(start, end) + reach
     grid = PointGrid(domain.points[pool], reach, lo, hi)
     piece, at = grid.in_boxes(lo, hi, np.arange(len(lo)))
-    key = np.unique(bone[piece] * len(domain.points) + pool[grid.order[at]])
-    bone, verts = np.divmod(key, len(domain.points))
-    gap, foot = segment_distance(domain.points[verts], heads[bone], tails[bone])
-    keep = gap <= reach
-    return bone[keep], verts[keep], gap[keep], foot[keep]
+    # Each pair once (the boxes of a bone's pieces overlap), marked in a (bones, pool) table: no sort.
+    pairs = np.zeros(len(heads) * len(pool), bool)
+    pairs[bone[piece] * len(pool) + grid.order[at]] = True
+    bone, verts = np.divmod(np.flatnonzero(pairs), len(pool))
+    verts = pool[verts]
+    gap, fx, fy = _bone_gaps(domain.points, verts, heads, tails, bone)
+    keep = np.flatnonzero(gap <= reach)
+    return bone[keep], verts[keep], gap[keep], np.column_stack([fx[keep], fy[keep]])
+
+
+def _bone_gaps(points, verts, heads, tails, bone):
+    """segment_distance from points[verts[k]] to bone bone[k], and the closest points' coordinates as columns: on
+    columns gathered per pair (gathering rows of (n, 2) arrays is slow: the comb's 144k vertex links, 10 -> 3.4 ms)."""
+    (x, y), (ax, ay), (bx, by) = points.T, heads.T, tails.T
+    x, y, ax, ay, abx, aby = x[verts], y[verts], ax[bone], ay[bone], (bx - ax)[bone], (by - ay)[bone]
+    t = np.clip(((x - ax) * abx + (y - ay) * aby) / np.maximum(abx * abx + aby * aby, 1e-300), 0.0, 1.0)
+    fx, fy = ax + t * abx, ay + t * aby
+    return np.hypot(x - fx, y - fy), fx, fy
 
 
 def _bone_links(domain, heads, tails):
@@ -761,11 +841,12 @@ def _vertex_links(domain, heads, tails, dist, candidates):
     ones within 1% of it (where the nodes around see the bone the field is linear and interpolates exactly)."""
     candidates = candidates.tocoo()
     verts, bone = candidates.row.astype(np.int64), candidates.col.astype(np.int64)
-    gap, foot = segment_distance(domain.points[verts], heads[bone], tails[bone])
+    gap, fx, fy = _bone_gaps(domain.points, verts, heads, tails, bone)
     excess = dist[verts, bone] - gap
-    close = (gap <= VERTEX_REACH * domain.spacing) & ~((excess > 2.0 * domain.spacing) | (excess <= 1e-2 * gap))
-    bone, verts, gap, foot = bone[close], verts[close], gap[close], foot[close]
-    seen = domain.visible(verts, q=foot)
+    close = np.flatnonzero((gap <= VERTEX_REACH * domain.spacing)
+                           & ~((excess > 2.0 * domain.spacing) | (excess <= 1e-2 * gap)))
+    bone, verts, gap = bone[close], verts[close], gap[close]
+    seen = domain.visible(verts, q=np.column_stack([fx[close], fy[close]]))
     return bone[seen], verts[seen], gap[seen]
 
 
@@ -780,39 +861,49 @@ def _from_nodes(domain, node_dist):
     With thinned nodes, the same as weights is kept in `domain.interpolation` (Joint Blending solved on the nodes).
     """
     pts, m = domain.points, len(domain.nodes)
-    dist = np.full((len(pts), node_dist.shape[1]), np.inf, np.float32)
-    dist[domain.nodes] = node_dist
-    rest = np.setdiff1d(np.arange(len(pts)), domain.nodes)
+    is_node = np.zeros(len(pts), bool)
+    is_node[domain.nodes] = True
+    rest = np.flatnonzero(~is_node)
     if len(rest) == 0:
+        dist = np.full((len(pts), node_dist.shape[1]), np.inf, np.float32)
+        dist[domain.nodes] = node_dist
         return dist, csr_matrix((len(pts), m), dtype=bool)
     corners, bary, found = _node_triangles(domain, pts[rest])
     inside = np.flatnonzero(found)
-    weights = csr_matrix((bary[inside].ravel(), (np.repeat(np.arange(len(inside)), 3), corners[inside].ravel())),
-                         shape=(len(inside), m))
-    weights.eliminate_zeros()  # a node beyond the reach is infinitely far: 0 x inf would make NaN
-    dist[rest[inside]] = weights @ node_dist
     stepped = rest[~found]
     k = min(VERTEX_LINKS, m)
     step, near = cKDTree(pts[domain.nodes]).query(pts[stepped], k=k)
     step, near = step.reshape(len(stepped), k), near.reshape(len(stepped), k)
     seen = domain.visible(np.repeat(stepped, k), domain.nodes[near.ravel()]).reshape(len(stepped), k)
+    # Every vertex's row of nodes at once: itself for a node, the corners of its triangle, or the nodes near it. One
+    # conversion to CSR (which orders each row by node) carries the order of the entries, for the three matrices below.
+    bary = bary[inside].ravel()
+    rows = np.r_[domain.nodes, np.repeat(rest[inside], 3), np.repeat(stepped, k)]
+    order = csr_matrix((np.arange(1.0, len(rows) + 1.0), (rows, np.r_[np.arange(m), corners[inside].ravel(),
+                                                                      near.ravel()])), shape=(len(pts), m))
+    at = order.data.astype(np.int64) - 1
+
+    def nodes_of(node, in_triangle, stepping):
+        """The rows with the nodes' entries `node` (one value for all), the triangles' and the steps', without zeros."""
+        values = np.r_[np.full(m, node, in_triangle.dtype), in_triangle, stepping.ravel()][at]
+        matrix = csr_matrix((values, order.indices.copy(), order.indptr.copy()), shape=order.shape)  # edited below
+        matrix.eliminate_zeros()
+        return matrix
+
+    # Nodes as they are, the others interpolated; those beyond the reach are infinitely far (no 0 x inf: NaN).
+    dist = nodes_of(1.0, bary, np.zeros(near.shape, np.float32)) @ node_dist
+    dist[stepped] = np.inf
     for col in range(k):
         v = stepped[seen[:, col]]
         dist[v] = np.minimum(dist[v], node_dist[near[seen[:, col], col]] + step[seen[:, col], col, None])
-    rows = np.r_[np.repeat(rest[inside], 3), np.repeat(stepped, k)]
-    cols = np.r_[corners[inside].ravel(), near.ravel()]
     # Not a corner of weight 0 (the vertex lies on the side across): of two triangles with the vertex on their shared
     # side, either gives the same.
-    taken_from = csr_matrix((np.r_[bary[inside].ravel() > 0, np.ones(near.size, bool)], (rows, cols)),
-                            shape=(len(pts), m))
-    taken_from.eliminate_zeros()
+    taken_from = nodes_of(False, bary > 0, np.ones(near.shape, bool))
     if domain.coarse is not None:
         # The same nodes, weighted: barycentric inside a triangle of nodes, else 1 / step² over the nodes seen.
         near_weight = seen / np.maximum(step, domain.tolerance) ** 2
         near_weight /= np.maximum(near_weight.sum(axis=1, keepdims=True), 1e-300)
-        domain.interpolation = csr_matrix((np.r_[np.ones(m), bary[inside].ravel(), near_weight.ravel()],
-                                           (np.r_[domain.nodes, rows], np.r_[np.arange(m), cols])), shape=(len(pts), m))
-        domain.interpolation.eliminate_zeros()
+        domain.interpolation = nodes_of(1.0, bary.astype(float), near_weight)
     return dist, taken_from
 
 
@@ -927,7 +1018,7 @@ def locate(pts, tris, queries, slack=1e-9):
 
 def _relax_along_edges(domain, dist, rounds=64):
     """Vertices that see no node (slivers thinner than the node spacing) take their distance along mesh
-    edges from their neighbours."""
+    edges from their neighbours (in `dist`). Returns which vertices are still infinitely far from every bone."""
     a, b = domain.edges[:, 0], domain.edges[:, 1]
     todo = np.isinf(dist).all(axis=1)
     left = int(todo.sum())
@@ -944,13 +1035,12 @@ def _relax_along_edges(domain, dist, rounds=64):
         if int(todo.sum()) == left:  # nothing more reached
             break
         left = int(todo.sum())
-    return dist
+    return todo
 
 
-def _reach_islands(domain, dist, heads, tails):
-    """An island of the mesh that no bone reaches belongs wholly to the bone nearest to it (in a straight
-    line): that bone's straight distance, infinity for the others."""
-    lost = np.isinf(dist).all(axis=1)
+def _reach_islands(domain, dist, heads, tails, lost):
+    """An island of the mesh that no bone reaches (`lost`: the vertices infinitely far from every bone) belongs
+    wholly to the bone nearest to it (in a straight line): that bone's straight distance, infinity for the others."""
     if not lost.any() or len(heads) == 0:
         return
     n = len(domain.points)
