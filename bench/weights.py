@@ -154,7 +154,7 @@ def geodesic_stages(vide, ob, arm):
     return stages, len(domain.nodes)
 
 
-MESHFREE_STAGES = ("read", "samples", "handles", "vertices", "blend factor", "weights", "write")
+MESHFREE_STAGES = ("read", "sampling", "handles", "vertices", "blend factor", "weights", "write")
 
 
 def meshfree_stages(vide, ob, arm):

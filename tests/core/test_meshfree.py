@@ -81,6 +81,18 @@ def test_no_local_maximum_stands_out_by_more_than_a_hundredth(five):
         assert prominence[candidates].max() <= 1e-2, (j, prominence[candidates].max())
 
 
+def test_the_basis_is_exact_relative_to_its_size_near_its_end():
+    """Near x = 1 the basis is about 10 (1 - x)³. Where every handle's basis at a sample is that small (its radius a
+    hair above the distance), the weights are their ratios, so each must be right relative to its own size; the
+    expanded polynomial cancels there (a mirror-symmetric hand's sample went 0.10 off its mirror image). Against
+    the polynomial evaluated exactly in rationals."""
+    from fractions import Fraction
+
+    x = 1.0 - np.logspace(-7, -1, 25)
+    exact = np.array([float(1 - 10 * q**3 + 15 * q**4 - 6 * q**5) for q in map(Fraction, x)])
+    assert np.abs(bezier_falloff(x) / exact - 1.0).max() < 1e-12
+
+
 def test_mirrored_handles_give_mirrored_weights():
     # LEGS is symmetric about x = 42; the lattice (spacing 2, from the origin) is too, the mesh is not.
     samples, ids, w = weights_for(LEGS, FIVE)
@@ -94,26 +106,28 @@ def test_mirrored_handles_give_mirrored_weights():
     assert np.abs(values[ok] - values[mirror[ok]][:, swap]).max() < 0.02
 
 
-def test_a_hand_with_a_finger_on_its_mirror_axis_gets_mirrored_weights():
-    """Three fingers 20 px wide and 5 apart under a palm, each with three bones and one in the palm: the middle
-    finger's cells are cut in half by the mirror axis, and their farthest samples come as a mirror pair closer
-    together than half a cell's reach. The virtual handle they call for goes on the axis (the first of the pair
-    made the weights 0.40 off their mirror image). Checked at the samples: the lattice is centred on the shape,
-    so every sample has its mirror image."""
+@pytest.mark.parametrize("fingers, width, gap", [(3, 20.0, 5.0), (15, 23.0, 4.0), (10, 21.0, 2.0)],
+                         ids=["finger-on-axis", "virtual-pair", "basis-near-its-end"])
+def test_a_mirror_symmetric_hand_gets_mirrored_weights(fingers, width, gap):
+    """Fingers under a palm, each with three bones and one in the palm, mirror-symmetric; checked at the samples
+    (the lattice is centred on the shape, so every sample has its mirror image). Three ways it broke: three
+    fingers: the middle finger's cells, cut in half by the axis, have their farthest samples as a mirror pair
+    closer together than half a cell's reach, and the virtual handle went at the first of them (0.40 off);
+    fifteen: a mirror pair of virtual handles of one round, measured one after the other, got a distance between
+    them on one side only (0.026 off); ten: at a sample where every basis was about 1e-15 (a radius a hair above
+    the distance), the basis's rounding, normalized, decided its weights (0.10 off)."""
     from vide_addon.core.meshfree_bones import BoneRig
 
-    width, gap, top, palm = 20.0, 5.0, 310.0, 60.0
-    right = 10.0 + 3 * width + 2 * gap
+    top, palm = 310.0, 60.0
+    xs = [10.0 + i * (width + gap) for i in range(fingers)]
+    right = xs[-1] + width
     poly = [(10.0, top + palm), (right, top + palm)]
-    for x0 in (10.0 + 2 * (width + gap), 10.0 + width + gap, 10.0):
+    for x0 in xs[::-1]:
         poly += [(x0 + width, top), (x0 + width, 10.0), (x0, 10.0), (x0, top)]
     pts, tris = polygon_mesh(np.array(poly), 16.0)
-    heads, tails = [], []
-    for x0 in (10.0, 10.0 + width + gap, 10.0 + 2 * (width + gap)):
-        joints = np.linspace(top - 2.0, 15.0, 4)
-        heads += [(x0 + width / 2, y) for y in joints[:3]] + [(x0 + width / 2, top + 8.0)]
-        tails += [(x0 + width / 2, y) for y in joints[1:]] + [(x0 + width / 2, top + palm - 8.0)]
-    heads, tails = np.array(heads), np.array(tails)
+    joints = np.linspace(top - 2.0, 15.0, 4)
+    heads = np.array([(x0 + width / 2, y) for x0 in xs for y in [*joints[:3], top + 8.0]])
+    tails = np.array([(x0 + width / 2, y) for x0 in xs for y in [*joints[1:], top + palm - 8.0]])
     rig = BoneRig(pts, tris, heads, tails, np.ptp(pts, axis=0).max() / 100)
     axis = 0.5 * (10.0 + right)
     points, values = rig.samples.points, rig.handles.values
@@ -122,6 +136,27 @@ def test_a_hand_with_a_finger_on_its_mirror_axis_gets_mirrored_weights():
     swap = [int(np.argmin(np.hypot(*(heads - (2 * axis - h[0], h[1])).T))) for h in heads]
     assert (mirror >= 0).all() and len(rig.handles.handles) > len(heads), "virtual handles were needed"
     assert np.abs(values - values[mirror][:, swap]).max() < 1e-9
+
+
+def test_a_tuning_fork_whose_prongs_meet_in_the_middle_of_a_gap_gets_mirrored_weights():
+    """A stem, a crossbar and two prongs 70 long, 10 wide and 2 apart, with no bones in the prongs: the crossbar
+    bone's cell reaches up both prongs, and its farthest samples (the prong tips, a mirror pair) have their middle
+    in the gap, where the two nearest samples are a mirror pair again: taking the first of those made the weights
+    0.41 off their mirror image; the virtual handles go in as mirror images instead."""
+    from vide_addon.core.meshfree_bones import BoneRig
+
+    x1, x2, tip = 51.0, 61.0, 130.0
+    poly = [(44, 0), (56, 0), (56, 40), (100, 40), (100, 60), (x2, 60), (x2, tip), (x1, tip), (x1, 60), (100 - x1, 60),
+            (100 - x1, tip), (100 - x2, tip), (100 - x2, 60), (0, 60), (0, 40), (44, 40)]
+    pts, tris = polygon_mesh(np.array(poly, float), 2.0)
+    heads = np.array([(50.0, 5.0), (46.0, 50.0), (5.0, 50.0), (95.0, 50.0)])
+    tails = np.array([(50.0, 30.0), (54.0, 50.0), (25.0, 50.0), (75.0, 50.0)])
+    rig = BoneRig(pts, tris, heads, tails, np.ptp(pts, axis=0).max() / 100)
+    points, values = rig.samples.points, rig.handles.values
+    index = {tuple(np.round(p, 6)): i for i, p in enumerate(points)}
+    mirror = np.array([index.get((round(100.0 - x, 6), round(y, 6)), -1) for x, y in points])
+    assert (mirror >= 0).all() and len(rig.handles.handles) > len(heads), "virtual handles were needed"
+    assert np.abs(values - values[mirror][:, [0, 1, 3, 2]]).max() < 1e-9
 
 
 def test_the_weights_do_not_depend_on_the_mesh():
@@ -283,20 +318,23 @@ def test_a_binds_handles_put_in_at_once_leave_what_putting_them_in_one_by_one_do
     handles = [np.atleast_1d(np.asarray(h, np.int64)) for h in handles]
     at_once, one_by_one = HandleSet(samples, []), HandleSet(samples, [])
     at_once._add_all(handles)
-    full = samples.distances(handles)
-    for i, h in enumerate(handles):
-        one_by_one._add(h, None, real=True, known=full[:, i])
-    for name in ("nearest", "owner", "tied"):
+    for h in handles:
+        one_by_one._add(h, None, real=True)
+    for name in ("owner", "tied"):
         assert np.array_equal(getattr(at_once, name), getattr(one_by_one, name)), name
+    # (A handle's samples are linked to it by 1e-300, not 0, in the Dijkstra for them all.)
+    assert np.allclose(at_once.nearest, one_by_one.nearest, rtol=0, atol=1e-12)
     count = len(handles)
-    assert np.array_equal(at_once._reach[:count], one_by_one._reach[:count])
+    assert np.allclose(at_once._reach[:count], one_by_one._reach[:count], rtol=0, atol=1e-12)
+    assert np.array_equal(at_once._dual(count), one_by_one._dual(count))
+    full = samples.distances(handles)
     exact = np.stack([full[h].min(axis=0) for h in handles])  # [j, i]: from handle i to handle j
     exact = np.minimum(exact, exact.T)
     exact[exact <= TOUCH * samples.spacing] = np.inf
     np.fill_diagonal(exact, np.inf)
     assert np.array_equal(at_once._between[:count, :count], exact)
     was = one_by_one._between[:count, :count]
-    assert np.array_equal(was[np.isfinite(was)], exact[np.isfinite(was)])
+    assert np.allclose(was[np.isfinite(was)], exact[np.isfinite(was)], rtol=0, atol=1e-12)
     assert (np.isinf(was) & np.isfinite(exact)).any(), "one by one, some distances between handles were cut"
 
 

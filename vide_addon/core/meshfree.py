@@ -54,7 +54,7 @@ class Samples:
     sample_vertices: csr_matrix = None  # (samples, vertices): which vertices look at each sample
     tree: cKDTree = None  # of the samples
     sourced: "_SourceGraph" = field(default=None, repr=False)  # the graph with room for a handle's steps
-    stages: Stages = field(default=None, repr=False)  # seconds per stage of a bind, for the benchmark
+    stages: Stages = field(default=None, repr=False)  # seconds per stage of a bind (and insertions), for the bench
 
     @classmethod
     def from_mesh(cls, points, tris, spacing, extra=()):
@@ -98,7 +98,7 @@ class Samples:
         verts = np.arange(len(domain.points))
         samples.sample_vertices = coo_matrix((np.ones(near.size), (near.ravel(), np.repeat(verts, k))),
                                              shape=(len(pts), len(verts))).tocsr()
-        stages.lap("samples")
+        stages.lap("sampling")
         return samples
 
     def distance(self, sources, offsets=None, limit=np.inf):
@@ -551,9 +551,10 @@ class HandleSet:
         self._update_weights()
 
     def _add_all(self, handles):
-        """The real handles of a bind, at once: what `_add` for one after another leaves (the same cells, reaches,
-        distances between handles, owners), from one Dijkstra for them all, their columns kept in full rather than
-        cut where a Dijkstra for each would stop (which only makes them exact further)."""
+        """The real handles of a bind, at once, from one Dijkstra for them all: the cells, owners and reaches that
+        `_add` for one after another leaves, but the columns kept in full rather than cut where a Dijkstra for each
+        would stop, so the distances between handles are exact (one after another, a pair beyond the later one's
+        cut got none, depending on the order of the bones)."""
         count = len(handles)
         full = self.samples.distances(handles)
         self._grow(count)
@@ -595,21 +596,14 @@ class HandleSet:
         real, alive = np.array(self.real, bool), np.array(self.alive, bool)
         return np.concatenate([np.flatnonzero(real), np.flatnonzero(~real & alive)])
 
-    def _add(self, handle, offsets, real, known=None):
-        """`known`: the handle's distances in full, cut here where a Dijkstra would stop (the same values)."""
+    def _add(self, handle, offsets, real, col=None):
+        """`col`: the handle's distances, when they were measured already (`_column`)."""
         idx = np.atleast_1d(np.asarray(handle, np.int64))
         off = np.zeros(len(idx)) if offsets is None else np.asarray(offsets, float)
         k = len(self.handles)
         self._grow(k + 1)
-        link = 1.01 * LINK_RADIUS * self.samples.spacing
-        limit = self._reach_needed(idx, off) + link
-        col = self._distance(idx, off, limit, known)
-        while np.isfinite(limit) and _cell_reach(col, self.nearest) >= limit - link:
-            # Its cell reaches the limit and may go on past it; the refinement reads the cell's true reach to
-            # place virtual handles (cut short, it would depend on which handles went in first, and mirrored
-            # handles would get different virtual handles): measure it further, until the cell ends inside.
-            limit *= 2.0
-            col = self._distance(idx, off, limit, known)
+        if col is None:
+            col = self._column(idx, off)
         region = np.flatnonzero(np.isfinite(col))
         joins = region[col[region] <= _tie(self.nearest[region])]  # the samples the new cell takes or shares
         was = np.isfinite(self.nearest[joins])[:, None] & (self._d[joins, :k] <= _tie(self.nearest[joins])[:, None])
@@ -642,10 +636,19 @@ class HandleSet:
         for i in [k, *shrunk.tolist()]:
             self._measure_reach(i)
 
-    def _distance(self, idx, off, limit, known):
-        if known is None:
-            return self.samples.distance(idx, off, limit)
-        return np.where(known <= limit, known, np.inf)
+    def _column(self, idx, off):
+        """A new handle's distances (samples `idx`, steps `off` from them), by a Dijkstra cut short just past an
+        upper bound of its r_h (as far as its support can reach), and further while its cell reaches the cut."""
+        link = 1.01 * LINK_RADIUS * self.samples.spacing
+        limit = self._reach_needed(idx, off) + link
+        col = self.samples.distance(idx, off, limit)
+        while np.isfinite(limit) and _cell_reach(col, self.nearest) >= limit - link:
+            # Its cell reaches the limit and may go on past it; the refinement reads the cell's true reach to
+            # place virtual handles (cut short, it would depend on which handles went in first, and mirrored
+            # handles would get different virtual handles): measure it further, until the cell ends inside.
+            limit *= 2.0
+            col = self.samples.distance(idx, off, limit)
+        return col
 
     def _drop(self, ids):
         """Removes virtual handles: their samples go to the nearest live handles, whose cells grow."""
@@ -774,9 +777,13 @@ class HandleSet:
             for cell in ties:  # tied cells are refined together, so symmetric input stays symmetric
                 own = self._cell(cell)
                 d = self._d[own, cell]
-                new += _spread_picks(points, own, own[d >= d.max() * (1 - TIE)], 0.5 * reach[cell])
-            for q in dict.fromkeys(new):
-                self._add([q], None, real=False)
+                new += _spread_picks(points, own, d, 0.5 * reach[cell])
+            # Each one's distances measured from the state before the round: one after another, a later one's cut
+            # would depend on the earlier ones (a mirror pair of them got a distance on one side only).
+            new = list(dict.fromkeys(new))
+            columns = [self._column(np.array([q]), np.zeros(1)) for q in new]
+            for q, col in zip(new, columns):
+                self._add([q], None, real=False, col=col)
 
     def _update_weights(self):
         """Radii, the harmonic blend and the weights, recomputed only at the samples (and vertices) where a
@@ -862,17 +869,24 @@ class HandleSet:
         return dual
 
 
-def _spread_picks(points, cell, far, apart):
-    """Where virtual handles go in a crowded cell, from its equally far samples `far`: mirror images far apart all
-    go in; neighbours on the lattice would crowd each other, so only one of a close group does. When they are all
-    one close group (the two mirror images of a cell that a mirror axis cuts in half), the cell's sample nearest
-    their middle does, which lies on the axis: the first of them would break the symmetry (a 15-finger hand's
-    weights were 0.32 off their mirror image)."""
+def _spread_picks(points, cell, d, apart):
+    """Where virtual handles go in a crowded cell (its samples `cell`, at distances `d` from its handle), from its
+    equally far samples: mirror images far apart all go in; neighbours on the lattice would crowd each other, so
+    only one of a close group does. When they are all one close group (the two mirror images of a cell that a mirror
+    axis cuts in half), the sample nearest their middle does, of those nearly as far (the far ones' distance less
+    `apart`): for a mirror pair it lies on the axis, where the first of the pair would break the symmetry (a
+    15-finger hand's weights were 0.32 off their mirror image). When two are equally near it (the middle in a gap
+    between mirror images), the rule above decides."""
+    far = cell[d >= d.max() * (1 - TIE)]
     gaps = np.hypot(*(points[far][:, None] - points[far][None]).transpose(2, 0, 1))
     if len(far) > 1 and gaps.max() <= apart:
-        return [cell[np.argmin(np.hypot(*(points[cell] - points[far].mean(axis=0)).T))]]
+        near_end = cell[d >= d.max() - apart]
+        to_middle = np.hypot(*(points[near_end] - points[far].mean(axis=0)).T)
+        first, second = np.partition(to_middle, 1)[:2]
+        if second - first > 1e-6 * apart:
+            return [near_end[np.argmin(to_middle)]]
     picked = []
-    for i, q in enumerate(far):
+    for i in range(len(far)):
         if all(gaps[i, j] > apart for j in picked):
             picked.append(i)
     return [far[i] for i in picked]
