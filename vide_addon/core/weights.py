@@ -126,17 +126,14 @@ def strongest(w, max_influences=MAX_INFLUENCES, prune=PRUNE):
     its rows; with the steps on the weights above the next largest only, 52 -> 25 ms)."""
     if np.prod(w.shape) <= BLOCK:  # one block: finding those rows would take longer
         return by_rows(w, lambda block: _strongest(block, max_influences, prune))
-    w = sparse.csr_matrix(w, dtype=np.float64)
-    if not w.has_canonical_format:
-        w = w.copy()
-        w.sum_duplicates()
+    w = sparse.csr_matrix(w, dtype=np.float64)  # its entries in any order (a product's), but none twice
     n, data, rows, top = w.shape[0], w.data, entry_rows(w), row_max(w)
     alone = ((np.bincount(rows[data >= ONE_BONE * prune * top[rows]], minlength=n) == 1) & (top > 0)
              & (np.bincount(rows[data < 0], minlength=n) == 0))
     ruled = np.flatnonzero(~alone)
-    part = by_rows(w[ruled] if len(ruled) < n else w, lambda block: _strongest(block, max_influences, prune))
-    if len(ruled) == n:
-        return part
+    if 2 * len(ruled) > n:  # most rows (the 63k hand's interpolated weights): all of them, not a copy of those first
+        return by_rows(w, lambda block: _strongest(block, max_influences, prune))
+    part = by_rows(w[ruled], lambda block: _strongest(block, max_influences, prune))
     counts = np.ones(n, np.int64)
     counts[ruled] = np.diff(part.indptr)
     indptr = np.r_[0, np.cumsum(counts)]
