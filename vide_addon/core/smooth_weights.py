@@ -170,7 +170,7 @@ def held_widths(points, outline, d, width_floor, per_cell=16):
     where it can exceed d. An upper bound of that distance first, to the outline point nearest the centre of the
     point's cell in a grid of about n / per_cell cells; on the comb of bench/weights.py 36% of the points are then
     looked up, and it takes 24 ms instead of 34."""
-    tree = cKDTree(outline)
+    tree = cKDTree(outline, balanced_tree=False)  # built in half the time (comb), found the same
     x, y = (np.ascontiguousarray(c) for c in np.asarray(points, float).T)
     if len(x) == 0 or len(outline) == 0:
         return np.maximum(d, width_floor * tree.query(points)[0])
@@ -180,10 +180,16 @@ def held_widths(points, outline, d, width_floor, per_cell=16):
     shape = (extent // cell).astype(np.int64) + 1
     across, along = np.divmod(np.arange(shape[0] * shape[1]), shape[1])
     nearest = tree.query(np.column_stack([lo[0] + (across + 0.5) * cell, lo[1] + (along + 0.5) * cell]))[1]
-    near = outline[nearest[((x - lo[0]) // cell).astype(np.int64) * shape[1] + ((y - lo[1]) // cell).astype(np.int64)]]
-    look = np.flatnonzero(width_floor * np.hypot(x - near[:, 0], y - near[:, 1]) > d)
+    # Cells by truncation, not numpy's slow floor division of floats (any cell's outline point bounds the distance).
+    across = np.minimum(((x - lo[0]) / cell).astype(np.int64), shape[0] - 1)
+    along = np.minimum(((y - lo[1]) / cell).astype(np.int64), shape[1] - 1)
+    near = outline[nearest[across * shape[1] + along]]
+    bound = np.hypot(x - near[:, 0], y - near[:, 1])
+    look = np.flatnonzero(width_floor * bound > d)
     d = d.copy()
-    d[look] = np.maximum(d[look], width_floor * tree.query(points[look])[0])
+    if len(look):  # the search cut off past the largest bound (comb: 12 -> 10 ms)
+        found = tree.query(points[look], distance_upper_bound=bound[look].max() * (1.0 + 1e-9))[0]
+        d[look] = np.maximum(d[look], width_floor * found)
     return d
 
 
