@@ -124,7 +124,7 @@ def strongest(w, max_influences=MAX_INFLUENCES, prune=PRUNE):
     A row whose other weights are all under ONE_BONE of `prune` of its largest, none below 0, comes out as 1 on that
     bone whatever the steps: in each block of rows of a sparse `w` where such rows are half or more, only the others
     are made dense and go through them (the comb of bench/weights.py blended: two thirds of its rows are one bone;
-    with the steps on the weights above the next largest only, 52 -> 25 ms)."""
+    with the steps on the weights above the next largest only, 52 -> 33 ms)."""
     def steps(block):
         return _strongest(block, max_influences, prune)
 
