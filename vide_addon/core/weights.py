@@ -112,9 +112,10 @@ def falloff_weights(dist, smoothness, max_influences=MAX_INFLUENCES, prune=PRUNE
 
 
 def strongest(w, max_influences=MAX_INFLUENCES, prune=PRUNE):
-    """Weights (n, bones) as a CSR matrix, from `w` (an array or a sparse matrix, not changed): keeps each row's
-    `max_influences` largest weights less the next largest, normalizes, fades out those below twice `prune` (0 below
-    `prune`) and normalizes again (the strongest always stays). Done on dense blocks of rows (`by_rows`).
+    """Weights (n, bones) as a CSR matrix, from `w` (an array or a sparse matrix with no entry stored twice, not
+    changed): keeps each row's `max_influences` largest weights less the next largest, normalizes, fades out those
+    below twice `prune` (0 below `prune`) and normalizes again (the strongest always stays). Done on dense blocks of
+    rows (`by_rows`).
 
     Taking the next largest off (rather than only cutting there), and fading rather than dropping, keeps the
     weights continuous where the strongest few change or a weight crosses `prune` (a cut makes neighbouring
