@@ -507,10 +507,17 @@ def test_strongest_on_sparse_or_dense_weights_is_the_rule_applied_row_by_row(mon
     raw[2::50, 3] = -1e-17  # round-off below 0
     raw[3::50] = np.r_[1.0, 0.00999, 0.0099, np.zeros(6)]  # the others just under Prune of the largest
     raw[4::50] = np.r_[0.0, 0.5, 0.004, 0.002, np.zeros(5)]  # one bone, whatever the steps
-    for k, prune in ((4, 0.01), (4, 0.0), (2, 0.3), (9, 0.01), (1, 0.01)):
-        expected = np.array([rule(row, k, prune) for row in raw])
-        for given in (raw, sparse.csr_matrix(raw)):
-            assert np.abs(strongest(given, k, prune).toarray() - expected).max() < 1e-12
+    mostly_one = raw * np.where(rng.random((len(raw), 1)) < 0.8, 0.002, 1.0)  # most rows: one bone and crumbs
+    mostly_one[np.arange(len(raw)), rng.integers(0, 9, len(raw))] += 0.5
+    for weights_ in (raw, mostly_one):
+        unsorted = sparse.csr_matrix(weights_)  # each row's entries in reverse order, as a product may leave them
+        rows = np.repeat(np.arange(len(weights_)), np.diff(unsorted.indptr))
+        order = np.lexsort((-unsorted.indices, rows))
+        unsorted = sparse.csr_matrix((unsorted.data[order], unsorted.indices[order], unsorted.indptr), raw.shape)
+        for k, prune in ((4, 0.01), (4, 0.0), (2, 0.3), (9, 0.01), (1, 0.01)):
+            expected = np.array([rule(row, k, prune) for row in weights_])
+            for given in (weights_, sparse.csr_matrix(weights_), unsorted):
+                assert np.abs(strongest(given, k, prune).toarray() - expected).max() < 1e-12
 
 
 def test_segment_distance_is_the_nearest_point_of_the_segment():

@@ -170,7 +170,7 @@ def held_widths(points, outline, d, width_floor, per_cell=16):
     where it can exceed d. An upper bound of that distance first, to the outline point nearest the centre of the
     point's cell in a grid of about n / per_cell cells; on the comb of bench/weights.py 36% of the points are then
     looked up, and it takes 24 ms instead of 34."""
-    tree = cKDTree(outline)
+    tree = cKDTree(outline, balanced_tree=False)  # built in half the time (comb), found the same
     x, y = (np.ascontiguousarray(c) for c in np.asarray(points, float).T)
     if len(x) == 0 or len(outline) == 0:
         return np.maximum(d, width_floor * tree.query(points)[0])
@@ -180,10 +180,16 @@ def held_widths(points, outline, d, width_floor, per_cell=16):
     shape = (extent // cell).astype(np.int64) + 1
     across, along = np.divmod(np.arange(shape[0] * shape[1]), shape[1])
     nearest = tree.query(np.column_stack([lo[0] + (across + 0.5) * cell, lo[1] + (along + 0.5) * cell]))[1]
-    near = outline[nearest[((x - lo[0]) // cell).astype(np.int64) * shape[1] + ((y - lo[1]) // cell).astype(np.int64)]]
-    look = np.flatnonzero(width_floor * np.hypot(x - near[:, 0], y - near[:, 1]) > d)
+    # Cells by truncation, not numpy's slow floor division of floats (any cell's outline point bounds the distance).
+    across = np.minimum(((x - lo[0]) / cell).astype(np.int64), shape[0] - 1)
+    along = np.minimum(((y - lo[1]) / cell).astype(np.int64), shape[1] - 1)
+    near = outline[nearest[across * shape[1] + along]]
+    bound = np.hypot(x - near[:, 0], y - near[:, 1])
+    look = np.flatnonzero(width_floor * bound > d)
     d = d.copy()
-    d[look] = np.maximum(d[look], width_floor * tree.query(points[look])[0])
+    if len(look):  # the search cut off past the largest bound (comb: 12 -> 10 ms)
+        found = tree.query(points[look], distance_upper_bound=bound[look].max() * (1.0 + 1e-9))[0]
+        d[look] = np.maximum(d[look], width_floor * found)
     return d
 
 
@@ -266,13 +272,21 @@ class JointBlend:
 
     def _blended(self, seeds, system=None):
         """The seeds (n, k, CSR) diffused on the zone (or on the rows of `system`, from `_system`), the others keeping
-        their seeds, as a CSR matrix without the diffused weights under DROP: the zone's rows (`_solved`) set among the
-        others' seeds (comb: 117 -> 108 ms with the solves, against making every block of rows dense)."""
+        their seeds, as a CSR matrix without the diffused weights under DROP: the zone's rows put together a block of
+        rows at a time (`block_rows`), then set among the others' seeds (comb: 117 -> 108 ms with the solves, against
+        making every block of rows dense)."""
         rows = (system or (self._inside,))[0]
-        zone = self._solved(seeds, system)
+        n, k = seeds.shape
+        solved = self._solved(seeds, system)
+        shape = (n if rows is ALL else len(rows), k)
+        blocks = []
+        for start, stop in block_rows(shape):
+            diffused = np.hstack([part[start:stop] for part in solved])
+            diffused[np.abs(diffused) < DROP] = 0.0
+            blocks.append(to_csr(diffused))
+        zone = stacked(blocks, shape)
         if rows is ALL:
             return zone
-        n, k = seeds.shape
         outside = seeds.copy()
         inside = np.zeros(n, bool)
         inside[rows] = True
@@ -283,19 +297,16 @@ class JointBlend:
         return outside + sparse.csr_matrix((zone.data, zone.indices, np.r_[0, np.cumsum(counts)]), (n, k))
 
     def _solved(self, seeds, system=None):
-        """The seeds (n, k, CSR) diffused on the zone's vertices (or on those of `system`), SOLVE_COLUMNS columns per
-        solve, as a CSR matrix (zone vertices, k) without the diffused weights under DROP. With `reach`, a bone's
-        diffused weight is kept only where it has a seed: taken there, column by column, not a dense block of rows made
-        and searched (comb: 23 -> 8 ms); else the zone's rows are put together a block of rows at a time
-        (`block_rows`)."""
+        """The seeds (n, k, CSR) diffused on the zone's vertices (or on those of `system`): a list of dense (zone
+        vertices, SOLVE_COLUMNS) arrays, one per solve."""
         rows, anchor, rim, held, solve = system or (self._inside, self._anchor, self._rim, self._held, self._solve)
         inside = seeds if rows is ALL else seeds[rows]
         # One block of dense work (the character) at once, fewer sparse matrices made; else a few columns at a time.
         inside = inside.toarray() if inside.shape[0] * inside.shape[1] <= BLOCK else inside.tocsc()
         # The vertices outside that border the zone are held: their seeds' pull on the zone's rows, for all columns at
-        # once and sparse (a few rows), not a dense product per solve (comb: 10 -> 2 ms).
+        # once and sparse (a few rows), not a dense product per solve.
         pull = None if held is None else (held @ seeds[rim]).tocsc()
-        parts, at = [], []
+        parts = []
         for i in range(0, seeds.shape[1], SOLVE_COLUMNS):
             columns = _dense(inside[:, i:i + SOLVE_COLUMNS])
             rhs = columns * anchor[:, None]
@@ -303,26 +314,10 @@ class JointBlend:
                 part = pull[:, i:i + SOLVE_COLUMNS]
                 rhs[part.indices, np.repeat(np.arange(part.shape[1]), np.diff(part.indptr))] -= part.data
             solved = solve(rhs)
-            if not self.reach:
-                parts.append(solved)
-                continue
-            for j in range(columns.shape[1]):  # only where the bone reaches: it fades in as its seed grows to `reach`
-                seeded = np.flatnonzero(columns[:, j])
-                diffused = solved[seeded, j] * np.minimum(columns[seeded, j] / self.reach, 1.0)
-                kept = np.abs(diffused) >= DROP
-                at.append(seeded[kept])
-                parts.append(diffused[kept])
-        shape = inside.shape
-        if self.reach:
-            indptr = np.r_[0, np.cumsum([len(a) for a in at])].astype(np.int32)
-            diffused = sparse.csc_matrix((np.concatenate(parts), np.concatenate(at).astype(np.int32), indptr), shape)
-            return diffused.tocsr()
-        blocks = []
-        for start, stop in block_rows(shape):
-            diffused = np.hstack([part[start:stop] for part in parts])
-            diffused[np.abs(diffused) < DROP] = 0.0
-            blocks.append(to_csr(diffused))
-        return stacked(blocks, shape)
+            if self.reach:  # only where the bone reaches: its diffused weight fades in as its seed grows to `reach`
+                solved *= np.minimum(columns / self.reach, 1.0)
+            parts.append(solved)
+        return parts
 
     def _factor(self, seeds):
         """Factors the matrix on the vertices solved for: all of them, or with `zone` those of the zone (a zone of most
