@@ -225,9 +225,9 @@ class Domain:
             # Of those that touch it, the ones that cross an outline edge cleanly leave the mesh, where the walk would
             # stop: not walked (the 63k hand of bench/weights.py: 7.9k bone links walked in 25 ms, most across gaps).
             touch = test[~ok[test]]
-            out = np.zeros(len(i), bool)
-            out[touch[self._crosses_outline(p[touch], q[touch], i[touch])]] = True
-            rest = rest[~ok[rest] & ~out[rest]]
+            crossing = np.zeros(len(i), bool)
+            crossing[touch[self._crosses_outline(p[touch], q[touch], i[touch])]] = True
+            rest = rest[~ok[rest] & ~crossing[rest]]
         if len(rest):
             along = self._along_outline(i[rest], j[rest])
             ok[rest[along]] = True
@@ -756,13 +756,13 @@ def bone_distances(domain, heads, tails, reach=np.inf):
     x, y = domain.points[domain.nodes].T
     # Where the reach spans the nodes' box, the limit is unlikely to cut anything: the distances are measured in full,
     # and those past it dropped after (the same), sparing a first pass to find it.
-    first = np.isfinite(reach) and bones and past < np.hypot(np.ptp(x), np.ptp(y))
+    first = np.isfinite(reach) and bones > 0 and past < np.hypot(np.ptp(x), np.ptp(y))
     limit = np.inf
     if first:
         nearest = dijkstra(graph, directed=True, indices=sources, min_only=True)[:m]
         limit = float(nearest[np.isfinite(nearest)].max(initial=0.0)) + past
     node_dist = dijkstra(graph, directed=True, indices=sources, limit=limit)[:, :m]
-    if np.isfinite(reach) and bones and not first:
+    if np.isfinite(reach) and bones > 0 and not first:
         nearest = node_dist.min(axis=0)
         node_dist[node_dist > float(nearest[np.isfinite(nearest)].max(initial=0.0)) + past] = np.inf
     node_dist = np.ascontiguousarray(node_dist.T, np.float32)  # (m, bones)
@@ -886,7 +886,8 @@ def _from_nodes(domain, node_dist):
     def nodes_of(node, in_triangle, stepping):
         """The rows with the nodes' entries `node` (one value for all), the triangles' and the steps', without zeros."""
         values = np.r_[np.full(m, node, in_triangle.dtype), in_triangle, stepping.ravel()][at]
-        matrix = csr_matrix((values, order.indices.copy(), order.indptr.copy()), shape=order.shape)  # edited below
+        # Copies: eliminate_zeros edits the index arrays in place.
+        matrix = csr_matrix((values, order.indices.copy(), order.indptr.copy()), shape=order.shape)
         matrix.eliminate_zeros()
         return matrix
 
