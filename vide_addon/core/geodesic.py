@@ -90,6 +90,8 @@ class Domain:
     crossings: tuple = None  # per side, the vertex across it and the next sides (`_crossings`; on the first walk)
     outside: np.ndarray = None  # clearance grid cells wholly outside the mesh (`_outside_cells`; on the first test)
     outline: object = None  # with thinned nodes, the outline's edges in a grid (meshfree.Outline), for `visible`
+    one_piece: bool = None  # whether the outline bounds the mesh (`_one_piece`; on the first test that needs it)
+    folded: bool = None  # whether triangles fold over or more than two share an edge (`_folded`; on first use)
     columns: np.ndarray = None  # (2, n) the points' coordinates as columns, for walks (on the first walk)
 
     @classmethod
@@ -225,8 +227,11 @@ class Domain:
             # Of those that touch it, the ones that cross an outline edge cleanly leave the mesh, where the walk would
             # stop: not walked (the 63k hand of bench/weights.py: 7.9k bone links walked in 25 ms, most across gaps).
             touch = test[~ok[test]]
+            if self.one_piece is None:
+                self.one_piece = self._one_piece()
             crossing = np.zeros(len(i), bool)
-            crossing[touch[self._crosses_outline(p[touch], q[touch], i[touch])]] = True
+            if self.one_piece:
+                crossing[touch[self._crosses_outline(p[touch], q[touch], i[touch])]] = True
             rest = rest[~ok[rest] & ~crossing[rest]]
         if len(rest):
             along = self._along_outline(i[rest], j[rest])
@@ -266,6 +271,29 @@ class Domain:
                 at, v, b, ax, ay, dx, dy, length = (c[on] for c in (at, v, b, ax, ay, dx, dy, length))
         return along
 
+    def _one_piece(self):
+        """Whether the mesh is one piece, with a simple outline and no folds: its Euler characteristic and outline loops
+        say so (vertices - edges + triangles = pieces - holes; loops = pieces + holes). Then a segment that crosses an
+        outline edge cleanly leaves the mesh; where pieces overlap, one inside a piece may cross another's outline."""
+        b = np.flatnonzero(self.on_boundary)
+        following = self.following[b]
+        if self._folded() or (following < 0).any():
+            return False
+        local = np.zeros(len(self.points), np.int64)
+        local[b] = np.arange(len(b))
+        loops = connected_components(csr_matrix((np.ones(len(b), bool), (np.arange(len(b)), local[following])),
+                                                shape=(len(b), len(b))), directed=True, connection="weak")[0]
+        return np.count_nonzero(self.star_count) - len(self.edges) + len(self.tris) + loops == 2
+
+    def _folded(self):
+        """Whether triangles fold over (two on one side of an edge) or more than two share an edge."""
+        if self.folded is None:
+            twin, flat = self.steps[1], self.tris.ravel()
+            inner = twin >= 0
+            self.folded = bool(np.count_nonzero(inner) + len(self.boundary) != len(flat)
+                               or np.any(inner & (flat[np.maximum(twin, 0)] == flat)))
+        return self.folded
+
     def _crosses_outline(self, p, q, i):
         """Whether each segment p-q from vertex i crosses an outline edge (not at i) cleanly: the ends of each further
         than a few rounding tolerances from the other's line, on either side of it (a walk along p-q would stop there,
@@ -303,10 +331,7 @@ class Domain:
         a, b = self.points[self.boundary[:, 0]], self.points[self.boundary[:, 1]]
         out = np.zeros(count + 1, bool)
         out[regions] = winding_numbers(clear.lo + (ij + 0.5) * clear.cell, a, b) == 0
-        twin, flat = self.steps[1], self.tris.ravel()
-        inner = twin >= 0
-        if not out.any() or np.count_nonzero(inner) + len(self.boundary) != len(flat) \
-                or np.any(inner & (flat[np.maximum(twin, 0)] == flat)):
+        if not out.any() or self._folded():
             return np.zeros(clear.shape, bool)
         return out[label]
 
