@@ -436,6 +436,26 @@ def test_segments_visible_decides_without_a_walk_along_or_across_the_outline_are
     assert cross[:1000].sum() > 950 and not cross[1000:].any() and not walked[cross].any()
 
 
+def test_where_pieces_overlap_a_segment_crossing_another_pieces_outline_is_left_to_the_walk():
+    """Two squares overlapping (one mesh of two pieces): a segment inside one square crosses the other's outline
+    cleanly yet stays inside the mesh. `visible` takes a clean crossing as blocked only on a mesh of one piece without
+    folds, so here it decides as the walk does; the legs are one piece."""
+    square = np.array([(0, 0), (40, 0), (40, 40), (0, 40)], float)
+    pts, tris = polygon_mesh(square, 1.0, jitter=0.2)
+    both = np.vstack([pts, pts + 20.0]), np.vstack([tris, tris + len(pts)])
+    domain = Domain.from_mesh(*both, max_nodes=1500)
+    assert domain.outline is not None and not domain._one_piece()
+    rng = np.random.default_rng(5)
+    i = rng.choice(np.flatnonzero(inside_polygon(pts, square, margin=1.0) & (pts[:, 0] > 25)), 500)
+    j = rng.choice(np.flatnonzero(inside_polygon(pts, square, margin=1.0) & (pts[:, 1] > 25)), 500)
+    crossing = domain._crosses_outline(pts[i], pts[j], i)  # the second square's edges at x = 20 or y = 20
+    walked = domain.walk(i, pts[j], j)
+    assert (crossing & walked).sum() > 50, "inside the first square across the second's outline"
+    assert np.array_equal(domain.visible(i, j), walked)
+    legs = Domain.from_mesh(*polygon_mesh(LEGS, 1.0, jitter=0.2), max_nodes=1500)
+    assert legs._one_piece()
+
+
 def test_dense_work_in_blocks_of_rows_gives_what_one_block_gives(monkeypatch):
     """The weights' dense work runs on blocks of rows (weights.BLOCK entries): with blocks of a few rows (and the
     zone's seeds too many to take dense at once), the falloff, the blended weights on a zone (its rows found block by

@@ -90,6 +90,8 @@ class Domain:
     crossings: tuple = None  # per side, the vertex across it and the next sides (`_crossings`; on the first walk)
     outside: np.ndarray = None  # clearance grid cells wholly outside the mesh (`_outside_cells`; on the first test)
     outline: object = None  # with thinned nodes, the outline's edges in a grid (meshfree.Outline), for `visible`
+    one_piece: bool = None  # whether the outline bounds the mesh (`_one_piece`; on the first test that needs it)
+    folded: bool = None  # whether triangles fold over or more than two share an edge (`_folded`; on first use)
     columns: np.ndarray = None  # (2, n) the points' coordinates as columns, for walks (on the first walk)
 
     @classmethod
@@ -225,9 +227,12 @@ class Domain:
             # Of those that touch it, the ones that cross an outline edge cleanly leave the mesh, where the walk would
             # stop: not walked (the 63k hand of bench/weights.py: 7.9k bone links walked in 25 ms, most across gaps).
             touch = test[~ok[test]]
-            out = np.zeros(len(i), bool)
-            out[touch[self._crosses_outline(p[touch], q[touch], i[touch])]] = True
-            rest = rest[~ok[rest] & ~out[rest]]
+            if self.one_piece is None:
+                self.one_piece = self._one_piece()
+            crossing = np.zeros(len(i), bool)
+            if self.one_piece:
+                crossing[touch[self._crosses_outline(p[touch], q[touch], i[touch])]] = True
+            rest = rest[~ok[rest] & ~crossing[rest]]
         if len(rest):
             along = self._along_outline(i[rest], j[rest])
             ok[rest[along]] = True
@@ -266,6 +271,29 @@ class Domain:
                 at, v, b, ax, ay, dx, dy, length = (c[on] for c in (at, v, b, ax, ay, dx, dy, length))
         return along
 
+    def _one_piece(self):
+        """Whether the mesh is one piece, with a simple outline and no folds: its Euler characteristic and outline loops
+        say so (vertices - edges + triangles = pieces - holes; loops = pieces + holes). Then a segment that crosses an
+        outline edge cleanly leaves the mesh; where pieces overlap, one inside a piece may cross another's outline."""
+        b = np.flatnonzero(self.on_boundary)
+        following = self.following[b]
+        if self._folded() or (following < 0).any():
+            return False
+        local = np.zeros(len(self.points), np.int64)
+        local[b] = np.arange(len(b))
+        loops = connected_components(csr_matrix((np.ones(len(b), bool), (np.arange(len(b)), local[following])),
+                                                shape=(len(b), len(b))), directed=True, connection="weak")[0]
+        return np.count_nonzero(self.star_count) - len(self.edges) + len(self.tris) + loops == 2
+
+    def _folded(self):
+        """Whether triangles fold over (two on one side of an edge) or more than two share an edge."""
+        if self.folded is None:
+            twin, flat = self.steps[1], self.tris.ravel()
+            inner = twin >= 0
+            self.folded = bool(np.count_nonzero(inner) + len(self.boundary) != len(flat)
+                               or np.any(inner & (flat[np.maximum(twin, 0)] == flat)))
+        return self.folded
+
     def _crosses_outline(self, p, q, i):
         """Whether each segment p-q from vertex i crosses an outline edge (not at i) cleanly: the ends of each further
         than a few rounding tolerances from the other's line, on either side of it (a walk along p-q would stop there,
@@ -303,10 +331,7 @@ class Domain:
         a, b = self.points[self.boundary[:, 0]], self.points[self.boundary[:, 1]]
         out = np.zeros(count + 1, bool)
         out[regions] = winding_numbers(clear.lo + (ij + 0.5) * clear.cell, a, b) == 0
-        twin, flat = self.steps[1], self.tris.ravel()
-        inner = twin >= 0
-        if not out.any() or np.count_nonzero(inner) + len(self.boundary) != len(flat) \
-                or np.any(inner & (flat[np.maximum(twin, 0)] == flat)):
+        if not out.any() or self._folded():
             return np.zeros(clear.shape, bool)
         return out[label]
 
@@ -756,13 +781,13 @@ def bone_distances(domain, heads, tails, reach=np.inf):
     x, y = domain.points[domain.nodes].T
     # Where the reach spans the nodes' box, the limit is unlikely to cut anything: the distances are measured in full,
     # and those past it dropped after (the same), sparing a first pass to find it.
-    first = np.isfinite(reach) and bones and past < np.hypot(np.ptp(x), np.ptp(y))
+    first = np.isfinite(reach) and bones > 0 and past < np.hypot(np.ptp(x), np.ptp(y))
     limit = np.inf
     if first:
         nearest = dijkstra(graph, directed=True, indices=sources, min_only=True)[:m]
         limit = float(nearest[np.isfinite(nearest)].max(initial=0.0)) + past
     node_dist = dijkstra(graph, directed=True, indices=sources, limit=limit)[:, :m]
-    if np.isfinite(reach) and bones and not first:
+    if np.isfinite(reach) and bones > 0 and not first:
         nearest = node_dist.min(axis=0)
         node_dist[node_dist > float(nearest[np.isfinite(nearest)].max(initial=0.0)) + past] = np.inf
     node_dist = np.ascontiguousarray(node_dist.T, np.float32)  # (m, bones)
@@ -886,7 +911,8 @@ def _from_nodes(domain, node_dist):
     def nodes_of(node, in_triangle, stepping):
         """The rows with the nodes' entries `node` (one value for all), the triangles' and the steps', without zeros."""
         values = np.r_[np.full(m, node, in_triangle.dtype), in_triangle, stepping.ravel()][at]
-        matrix = csr_matrix((values, order.indices.copy(), order.indptr.copy()), shape=order.shape)  # edited below
+        # Copies: eliminate_zeros edits the index arrays in place.
+        matrix = csr_matrix((values, order.indices.copy(), order.indptr.copy()), shape=order.shape)
         matrix.eliminate_zeros()
         return matrix
 
