@@ -456,6 +456,26 @@ def test_where_pieces_overlap_a_segment_crossing_another_pieces_outline_is_left_
     assert legs._one_piece()
 
 
+def test_a_strip_wound_over_itself_leaves_segments_crossing_its_own_outline_to_the_walk():
+    """A strip wound 1.3 times round (one piece, no folds) lies over itself: its start lies inside the second turn,
+    so a segment along the second turn crosses the start's end cleanly yet stays inside the mesh. The outline crosses
+    itself there, so the mesh does not count as one piece for the shortcut, and `visible` decides as the walk does."""
+    angle = np.linspace(0.0, 2.6 * np.pi, 300)
+    rows = len(angle)
+    t, r = np.meshgrid(angle, np.linspace(10.0, 20.0, 6), indexing="ij")
+    pts = np.column_stack([(r * np.cos(t)).ravel(), (r * np.sin(t)).ravel()])
+    idx = np.arange(rows * 6).reshape(rows, 6)
+    a, b, c, d = idx[:-1, :-1].ravel(), idx[1:, :-1].ravel(), idx[1:, 1:].ravel(), idx[:-1, 1:].ravel()
+    tris = np.vstack([np.column_stack([a, b, c]), np.column_stack([a, c, d])])
+    domain = Domain.from_mesh(pts, tris, max_nodes=500)
+    assert domain.outline is not None and not domain._folded() and not domain._one_piece()
+    # Across the start's end (angle 0 = 2 pi), along the second turn's middle.
+    before, after = np.abs(angle - (2 * np.pi - 0.15)).argmin(), np.abs(angle - (2 * np.pi + 0.15)).argmin()
+    i, j = np.array([before * 6 + 2]), np.array([after * 6 + 2])
+    assert domain._crosses_outline(pts[i], pts[j], i).all() and domain.walk(i, pts[j], j).all()
+    assert domain.visible(i, j).all()
+
+
 def test_dense_work_in_blocks_of_rows_gives_what_one_block_gives(monkeypatch):
     """The weights' dense work runs on blocks of rows (weights.BLOCK entries): with blocks of a few rows (and the
     zone's seeds too many to take dense at once), the falloff, the blended weights on a zone (its rows found block by

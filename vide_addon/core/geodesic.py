@@ -272,18 +272,29 @@ class Domain:
         return along
 
     def _one_piece(self):
-        """Whether the mesh is one piece, with a simple outline and no folds: its Euler characteristic and outline loops
-        say so (vertices - edges + triangles = pieces - holes; loops = pieces + holes). Then a segment that crosses an
-        outline edge cleanly leaves the mesh; where pieces overlap, one inside a piece may cross another's outline."""
+        """Whether the mesh is one piece, with a simple outline that touches itself nowhere and no folds: its Euler
+        characteristic and outline loops say so (vertices - edges + triangles = pieces - holes; loops = pieces +
+        holes). Then no point is covered twice, and a segment that crosses an outline edge cleanly leaves the mesh;
+        where pieces overlap, or one piece overlaps itself (a strip wound more than once, whose outline crosses
+        itself), one inside may cross an outline."""
         b = np.flatnonzero(self.on_boundary)
         following = self.following[b]
-        if self._folded() or (following < 0).any():
+        if self._folded() or (following < 0).any() or self._outline_touches_itself():
             return False
         local = np.zeros(len(self.points), np.int64)
         local[b] = np.arange(len(b))
         loops = connected_components(csr_matrix((np.ones(len(b), bool), (np.arange(len(b)), local[following])),
                                                 shape=(len(b), len(b))), directed=True, connection="weak")[0]
         return np.count_nonzero(self.star_count) - len(self.edges) + len(self.tris) + loops == 2
+
+    def _outline_touches_itself(self):
+        """Whether two outline edges that share no vertex come within the rounding tolerance of each other."""
+        a, b, ends = self.outline.a, self.outline.b, self.boundary
+        seg, edge = self.outline._near(a, b)
+        apart = ((ends[seg, 0] != ends[edge, 0]) & (ends[seg, 0] != ends[edge, 1]) & (ends[seg, 1] != ends[edge, 0])
+                 & (ends[seg, 1] != ends[edge, 1]))
+        seg, edge = seg[apart], edge[apart]
+        return bool(_touch(a[seg], b[seg], a[edge], b[edge], self.tolerance).any())
 
     def _folded(self):
         """Whether triangles fold over (two on one side of an edge) or more than two share an edge."""
