@@ -712,7 +712,7 @@ class Clearance:
 def _thin(domain, area, max_nodes):
     """Graph nodes and their spacing: every vertex if there are few, else the reflex corners (where
     shortest paths bend) and the boundary and the interior about one spacing apart, with the spacing wide
-    enough that there are at most `max_nodes` in all."""
+    enough that there are at most `max_nodes` in all (the reflex corners too, when they alone would fill half)."""
     used = np.flatnonzero(domain.star_count)  # the vertices of some triangle
     if len(used) <= max_nodes:
         return used, max(np.sqrt(area / max(len(used), 1)), 1e-12)
@@ -722,13 +722,17 @@ def _thin(domain, area, max_nodes):
     inner = used[~on_boundary[used]]
     a, b = domain.points[domain.boundary[:, 0]], domain.points[domain.boundary[:, 1]]
     outline = float(np.hypot(*(b - a).T).sum())
+    # Reflex corners that would fill half the nodes alone (a ragged outline) are thinned like the rest: kept all, they
+    # could leave no room at all, and the spacing would grow without end.
+    many = 2 * len(reflex) > max_nodes
     # About area / s² inside and outline / s along the outline: the spacing s that makes them fit.
-    room = max(max_nodes - len(reflex), 1)
+    room = max(max_nodes - (0 if many else len(reflex)), 1)
     spacing = (0.5 * outline + np.sqrt(0.25 * outline**2 + room * area)) / room
     while True:
+        corners = one_per_cell(domain.points, reflex, spacing) if many else reflex
         along, within = one_per_cell(domain.points, edge_verts, spacing), one_per_cell(domain.points, inner, spacing)
-        if len(reflex) + len(along) + len(within) <= max_nodes:  # apart: reflex and edge vertices are on the outline
-            return np.unique(np.concatenate([reflex, along, within])), spacing
+        if len(corners) + len(along) + len(within) <= max_nodes:  # apart: corners and edge vertices are on the outline
+            return np.unique(np.concatenate([corners, along, within])), spacing
         spacing *= 1.1
 
 
