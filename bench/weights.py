@@ -130,15 +130,21 @@ def bind(ob, arm, how):
     return time.perf_counter() - start
 
 
+def read_bind_input(rig, ob, arm):
+    """(seconds, points, triangles, bone names, heads, tails): the mesh and bones out of Blender, as a bind reads them
+    (`rig`: the add-on's bridge.rig)."""
+    start = time.perf_counter()
+    plane, points, tris = rig.mesh_in_plane(ob)
+    names, heads, tails, _flat = rig.deform_bones(arm, plane)
+    return time.perf_counter() - start, points, tris, names, heads, tails
+
+
 def geodesic_stages(vide, ob, arm):
     """Seconds per stage of a Geodesic bind with the default settings (binding/geodesic.py), called one by one."""
     addon = vide.vide_addon
     rig, geodesic = addon.bridge.rig, addon.core.geodesic
     settings = addon.core.bind_settings.BindSettings()
-    start = time.perf_counter()
-    plane, points, tris = rig.mesh_in_plane(ob)
-    names, heads, tails, _flat = rig.deform_bones(arm, plane)
-    read = time.perf_counter() - start
+    read, points, tris, names, heads, tails = read_bind_input(rig, ob, arm)
     smoothness = rig.bone_smoothness(arm, names, settings.smoothness)
     reach = addon.core.weights.MEASURED_REACH * smoothness.max()
     domain = geodesic.Domain.from_mesh(points, tris, bones=len(names))
@@ -164,10 +170,7 @@ def meshfree_stages(vide, ob, arm):
     addon = vide.vide_addon
     rig, core = addon.bridge.rig, addon.core
     settings = core.bind_settings.BindSettings(method="MESHFREE")
-    start = time.perf_counter()
-    plane, points, tris = rig.mesh_in_plane(ob)
-    names, heads, tails, _flat = rig.deform_bones(arm, plane)
-    read = time.perf_counter() - start
+    read, points, tris, names, heads, tails = read_bind_input(rig, ob, arm)
     bones = core.meshfree_bones.BoneRig(points, tris, heads, tails, settings.spacing(points), settings.spread,
                                         settings.chains, settings.joint_pull)
     stages = bones.samples.stages

@@ -19,6 +19,12 @@ def weights_for(poly, handles, mesh_spacing=3.0, spacing=2.0, jitter=0.2, seed=0
     return samples, ids, meshfree_weights(samples, ids, spread=spread)
 
 
+def mirror_images(points, axis):
+    """For each point, the index of the point at its mirror image across the vertical line x = `axis` (-1: none)."""
+    index = {tuple(np.round(p, 6)): i for i, p in enumerate(points)}
+    return np.array([index.get((round(2 * axis - x, 6), round(y, 6)), -1) for x, y in points])
+
+
 def test_the_basis_is_one_then_zero_with_flat_c2_ends_and_never_rises():
     x = np.linspace(0, 1, 10001)
     f = bezier_falloff(x)
@@ -98,8 +104,7 @@ def test_mirrored_handles_give_mirrored_weights():
     samples, ids, w = weights_for(LEGS, FIVE)
     lattice = samples.points[:samples.lattice]
     values = w.values[:samples.lattice]
-    index = {tuple(np.round(p, 6)): i for i, p in enumerate(lattice)}
-    mirror = np.array([index.get((round(84 - x, 6), round(y, 6)), -1) for x, y in lattice])
+    mirror = mirror_images(lattice, 42.0)
     assert (mirror >= 0).mean() > 0.99
     swap = [2, 3, 0, 1, 4]  # left and right legs trade places, the top handle stays
     ok = mirror >= 0
@@ -131,8 +136,7 @@ def test_a_mirror_symmetric_hand_gets_mirrored_weights(fingers, width, gap):
     rig = BoneRig(pts, tris, heads, tails, np.ptp(pts, axis=0).max() / 100)
     axis = 0.5 * (10.0 + right)
     points, values = rig.samples.points, rig.handles.values
-    index = {tuple(np.round(p, 6)): i for i, p in enumerate(points)}
-    mirror = np.array([index.get((round(2 * axis - x, 6), round(y, 6)), -1) for x, y in points])
+    mirror = mirror_images(points, axis)
     swap = [int(np.argmin(np.hypot(*(heads - (2 * axis - h[0], h[1])).T))) for h in heads]
     assert (mirror >= 0).all() and len(rig.handles.handles) > len(heads), "virtual handles were needed"
     assert np.abs(values - values[mirror][:, swap]).max() < 1e-9
@@ -153,8 +157,7 @@ def test_a_tuning_fork_whose_prongs_meet_in_the_middle_of_a_gap_gets_mirrored_we
     tails = np.array([(50.0, 30.0), (54.0, 50.0), (25.0, 50.0), (75.0, 50.0)])
     rig = BoneRig(pts, tris, heads, tails, np.ptp(pts, axis=0).max() / 100)
     points, values = rig.samples.points, rig.handles.values
-    index = {tuple(np.round(p, 6)): i for i, p in enumerate(points)}
-    mirror = np.array([index.get((round(100.0 - x, 6), round(y, 6)), -1) for x, y in points])
+    mirror = mirror_images(points, 50.0)
     assert (mirror >= 0).all() and len(rig.handles.handles) > len(heads), "virtual handles were needed"
     assert np.abs(values - values[mirror][:, [0, 1, 3, 2]]).max() < 1e-9
 
