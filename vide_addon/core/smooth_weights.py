@@ -126,7 +126,7 @@ def bone_clearance(points, heads, tails):
     x, y = (np.ascontiguousarray(c) for c in np.asarray(points, float).T)  # contiguous: 8 times faster at 63k
     heads, tails = np.asarray(heads, float).reshape(-1, 2), np.asarray(tails, float).reshape(-1, 2)
     if len(heads) < BAND_BONES or len(x) == 0:
-        return np.sqrt(_nearest_squared(x, y, heads, tails))
+        return np.sqrt(_nearest_squared(x + 1j * y, heads, tails))
     if np.ptp(y) > np.ptp(x):  # the bands across x (the longer axis)
         x, y, heads, tails = y, x, heads[:, ::-1], tails[:, ::-1]
     lo = np.array([x.min(), y.min()])
@@ -136,33 +136,37 @@ def bone_clearance(points, heads, tails):
     rows = int(along.max()) + 1
     cells = np.flatnonzero(np.bincount(across * rows + along))
     centres = lo + (np.column_stack(np.divmod(cells, rows)) + 0.5) * cell
-    reach = np.sqrt(_nearest_squared(*centres.T.copy(), heads, tails).max()) + cell * np.sqrt(0.5)
+    reach = np.sqrt(_nearest_squared(centres[:, 0] + 1j * centres[:, 1], heads, tails).max()) + cell * np.sqrt(0.5)
     reach = reach * (1.0 + 1e-9) + 1e-12 * cell  # round-off
     order = np.argsort(across.astype(np.int16) if across.max() < 1 << 15 else across, kind="stable")  # radix
     starts = np.r_[0, np.cumsum(np.bincount(across))]
-    xs, ys = x[order], y[order]
+    zs = (x + 1j * y)[order]
     best = np.full(len(x), np.inf)
     for head, tail in zip(heads, tails):
         first = min(max(int((min(head[0], tail[0]) - reach - lo[0]) // cell), 0), len(starts) - 1)
         last = min(max(int((max(head[0], tail[0]) + reach - lo[0]) // cell) + 1, 0), len(starts) - 1)
         band = slice(starts[first], starts[last])
-        _nearest_squared(xs[band], ys[band], head[None], tail[None], best[band])
+        _nearest_squared(zs[band], head[None], tail[None], best[band])
     distance = np.empty(len(x))
     distance[order] = np.sqrt(best)
     return distance
 
 
-def _nearest_squared(x, y, heads, tails, best=None):
-    """The squared distance from each point (x, y) to its nearest segment (heads, tails), the smaller of it and `best`
-    (changed) when given."""
-    best = np.full(len(x), np.inf) if best is None else best
+def _nearest_squared(z, heads, tails, best=None):
+    """The squared distance from each point z (complex: x + iy) to its nearest segment (heads, tails), the smaller of
+    it and `best` (changed) when given. Measured in each segment's frame, the points turned so that it runs along the
+    real axis from 0: fewer numpy calls than projecting on it (the character's 12 held segments 0.41 -> 0.31 ms, the
+    203k hand's 13: 13.4 -> 11.0 ms, the comb's 178 in bands 23.2 -> 18.2 ms)."""
+    best = np.full(len(z), np.inf) if best is None else best
+    w, beyond = np.empty_like(z), np.empty(len(z))
     for (ax, ay), (bx, by) in zip(heads, tails):
-        abx, aby = bx - ax, by - ay
-        dx, dy = x - ax, y - ay
-        t = np.clip((dx * abx + dy * aby) / max(abx * abx + aby * aby, 1e-300), 0.0, 1.0)
-        dx -= t * abx
-        dy -= t * aby
-        np.minimum(best, dx * dx + dy * dy, out=best)
+        ab = complex(bx - ax, by - ay)
+        np.subtract(z, complex(ax, ay), out=w)
+        if ab:
+            w *= ab.conjugate() / abs(ab)
+        along = w.real  # a view: the distance past either end, in place
+        along -= np.clip(along, 0.0, abs(ab), out=beyond)
+        np.minimum(best, along * along + w.imag * w.imag, out=best)
     return best
 
 
