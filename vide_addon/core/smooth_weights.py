@@ -267,7 +267,7 @@ class JointBlend:
                 new = self._blended(seeds[:, changed], self._own_zone(seeds, changed))
                 diffused = self._diffused.copy()
                 if not sparse.issparse(diffused):  # one dense block (`_blended`)
-                    diffused[:, changed] = new
+                    diffused[:, changed] = _dense(new)
                     self._diffused = diffused
                 else:
                     diffused.data[np.isin(diffused.indices, changed)] = 0.0  # those columns replaced by the new ones
