@@ -542,10 +542,10 @@ def test_dense_work_in_blocks_of_rows_gives_what_one_block_gives(monkeypatch):
 
 @pytest.mark.parametrize("block", [1 << 17, 64])
 def test_strongest_on_sparse_or_dense_weights_is_the_rule_applied_row_by_row(monkeypatch, block):
-    """strongest, from a sparse matrix or an array, on dense blocks of rows (one block, or several: then the rows
-    whose other weights are all under Prune of their largest are set to that bone without the steps), gives what the
-    rule gives applied to each row on its own (the next largest taken off, normalized, faded below twice Prune,
-    normalized; the strongest stays)."""
+    """strongest, from a sparse matrix or an array (row- or column-major, as a solve gives it), on dense blocks of
+    rows (one block, or several: then the rows whose other weights are all under Prune of their largest are set to
+    that bone without the steps), gives what the rule gives applied to each row on its own (the next largest taken
+    off, normalized, faded below twice Prune, normalized; the strongest stays)."""
     from scipy import sparse
     from vide_addon.core import weights
     from vide_addon.core.weights import strongest
@@ -584,7 +584,7 @@ def test_strongest_on_sparse_or_dense_weights_is_the_rule_applied_row_by_row(mon
         unsorted = sparse.csr_matrix((unsorted.data[order], unsorted.indices[order], unsorted.indptr), raw.shape)
         for k, prune in ((4, 0.01), (4, 0.0), (2, 0.3), (9, 0.01), (1, 0.01)):
             expected = np.array([rule(row, k, prune) for row in weights_])
-            for given in (weights_, sparse.csr_matrix(weights_), unsorted):
+            for given in (weights_, np.asfortranarray(weights_), sparse.csr_matrix(weights_), unsorted):
                 assert np.abs(strongest(given, k, prune).toarray() - expected).max() < 1e-12
 
 

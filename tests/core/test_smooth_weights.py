@@ -107,6 +107,7 @@ def test_blend_solved_on_its_zone_gives_the_weights_of_the_solve_over_every_vert
     their seeds. Its weights (pruned at 1%, as binds are) are within 1e-4 of the solve over every vertex, and the reach
     is what keeps them there: without it (the zone cut to where the seeds mix) they differ by more than 1e-2."""
     pts, tris, dist = arm()
+    monkeypatch.setattr(smooth_weights, "ZONE_VERTICES", 0)  # searched on the arm's 1,981 vertices all the same
     seeds = exponential_seeds(dist, np.full(2, smoothness))
     full = JointBlend(pts, tris, ARM_HEADS, ARM_TAILS, 0.4, GEODESIC_REACH)(seeds, 4, 0.01).toarray()
     zoned = JointBlend(pts, tris, ARM_HEADS, ARM_TAILS, 0.4, GEODESIC_REACH, zone=ZONE)
@@ -140,11 +141,26 @@ def test_meshfree_blend_is_solved_on_its_zone_to_the_weights_of_the_solve_over_e
     assert np.abs(tight - full).max() > 1e-3
 
 
-def test_a_new_smoothness_that_mixes_beyond_the_zone_solves_that_bones_column_on_its_own_zone():
+def test_a_mesh_of_fewer_than_zone_vertices_is_solved_whole_without_a_zone_search():
+    """On a mesh of fewer than ZONE_VERTICES vertices the zone is not searched (there the search costs about what it
+    saves): the arm's blend with a zone is solved on every vertex, to the weights of the blend without one."""
+    pts, tris, dist = arm()
+    assert len(pts) < smooth_weights.ZONE_VERTICES
+    seeds = exponential_seeds(dist, np.full(2, 5.0))
+    zoned = JointBlend(pts, tris, ARM_HEADS, ARM_TAILS, 0.4, GEODESIC_REACH, zone=ZONE)
+    zoned._grown = None  # not called
+    w = zoned(seeds, 4, 0.01).toarray()
+    assert zoned._inside is smooth_weights.ALL
+    full = JointBlend(pts, tris, ARM_HEADS, ARM_TAILS, 0.4, GEODESIC_REACH)(seeds, 4, 0.01).toarray()
+    assert np.array_equal(w, full)
+
+
+def test_a_new_smoothness_that_mixes_beyond_the_zone_solves_that_bones_column_on_its_own_zone(monkeypatch):
     """A larger smoothness makes the forearm's seeds mix further along the arm than the zone reaches: only that bone's
     column is solved again, on its own zone (where its seeds mix, grown as the zone is), to the weights of a fresh
     blend with the new smoothness within 1e-4."""
     pts, tris, dist = arm()
+    monkeypatch.setattr(smooth_weights, "ZONE_VERTICES", 0)  # searched on the arm's 1,981 vertices all the same
     blend = JointBlend(pts, tris, ARM_HEADS, ARM_TAILS, 0.4, GEODESIC_REACH, zone=ZONE)
     blend(exponential_seeds(dist, np.full(2, 2.0)), 4, 0.01)
     zone = blend._inside
@@ -311,6 +327,7 @@ def test_blend_from_sparse_or_dense_seeds_gives_the_same_weights_and_dropping_fa
     as an array or as a sparse matrix the weights are the same, and within 1e-8 of those with nothing dropped, Geodesic
     on its zone and Meshfree C² over every vertex (where the diffused weights are nonzero almost everywhere)."""
     pts, tris, dist = arm()
+    monkeypatch.setattr(smooth_weights, "ZONE_VERTICES", 0)  # searched on the arm's 1,981 vertices all the same
     seeds = exponential_seeds(dist, np.full(2, 3.0))
     settings = BindSettings(method="MESHFREE")
     rig = BoneRig(pts, tris, ARM_HEADS, ARM_TAILS, settings.spacing(pts), settings.spread, settings.chains,

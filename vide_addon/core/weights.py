@@ -41,7 +41,8 @@ def by_rows(dense, block):
     parts = []
     for start, stop in blocks:
         rows = dense[start:stop] if len(blocks) > 1 else dense  # one block: no sliced copy, nothing to stack
-        part = block(rows.toarray() if sparse.issparse(rows) else np.array(rows, np.float64))
+        # Row-major (a solve's output is column-major): the steps work on flat views of it.
+        part = block(rows.toarray() if sparse.issparse(rows) else np.array(rows, np.float64, order="C"))
         parts.append(part if sparse.issparse(part) else to_csr(part))
     return stacked(parts, dense.shape)
 
