@@ -8,6 +8,7 @@ vertex."""
 
 import numpy as np
 import pytest
+from scipy import sparse
 from scipy.spatial import Delaunay
 from test_geodesic_and_weights import ELL, LEGS, inside_polygon, polygon_mesh
 from vide_addon.core import bind_weights, smooth_weights
@@ -153,6 +154,22 @@ def test_a_mesh_of_fewer_than_zone_vertices_is_solved_whole_without_a_zone_searc
     assert zoned._inside is smooth_weights.ALL
     full = JointBlend(pts, tris, ARM_HEADS, ARM_TAILS, 0.4, GEODESIC_REACH)(seeds, 4, 0.01).toarray()
     assert np.array_equal(w, full)
+
+
+def test_a_new_smoothness_after_a_blend_made_in_several_blocks_of_rows_keeps_its_diffused_weights_sparse(monkeypatch):
+    """Diffused weights put together from several blocks of rows (`weights.block_rows`) stay a sparse matrix after a
+    new smoothness: its one column, solved over every vertex in one block (a dense array), is set into them, not added
+    to them (which made a dense (vertices, bones) np.matrix of them); the weights are a fresh blend's."""
+    pts, tris, dist = arm()
+    monkeypatch.setattr("vide_addon.core.weights.BLOCK", len(pts))  # one column in one block of rows, two in two
+    blend = JointBlend(pts, tris, ARM_HEADS, ARM_TAILS, 0.4, GEODESIC_REACH, zone=ZONE)
+    blend(exponential_seeds(dist, np.full(2, 2.0)), 4, 0.01)
+    assert sparse.issparse(blend._diffused)
+    again = exponential_seeds(dist, np.array([2.0, 6.0]))
+    live = blend(again, 4, 0.01).toarray()
+    assert sparse.issparse(blend._diffused)
+    fresh = JointBlend(pts, tris, ARM_HEADS, ARM_TAILS, 0.4, GEODESIC_REACH, zone=ZONE)(again, 4, 0.01).toarray()
+    assert np.abs(live - fresh).max() < 1e-12
 
 
 def test_a_new_smoothness_that_mixes_beyond_the_zone_solves_that_bones_column_on_its_own_zone(monkeypatch):
@@ -323,7 +340,7 @@ def test_a_meshfree_knee_just_above_a_capes_hem_bends_90_degrees_without_folding
 
 def test_blend_from_sparse_or_dense_seeds_gives_the_same_weights_and_dropping_faint_ones_moves_them_under_1e_8(
         monkeypatch):
-    """The blend keeps its seeds and diffused weights sparse, without the diffused weights under DROP: from the seeds
+    """The blend keeps its seeds sparse, and its diffused weights without those under DROP: from the seeds
     as an array or as a sparse matrix the weights are the same, and within 1e-8 of those with nothing dropped, Geodesic
     on its zone and Meshfree C² over every vertex (where the diffused weights are nonzero almost everywhere)."""
     pts, tris, dist = arm()

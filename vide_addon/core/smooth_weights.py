@@ -30,12 +30,13 @@ comb of bench/weights.py (72k vertices, 60 teeth) that is under half the vertice
 solve over every vertex by under 1e-6 (3e-5 with a tenth of the smoothness, whose seeds mix over less and leave more
 to the diffusion's reach); with Meshfree C², 65% of its vertices and 2e-6.
 
-Seeds, diffused weights and weights are kept as CSR matrices; what is dense is the zone's rows of SOLVE_COLUMNS
-columns per solve, or a block of rows (`weights.block_rows`): a vertex has a few bones that matter, and a dense
-(vertices, bones) array at 72k x 60 is 35 MB, each temporary of that size a fresh mapping whose page faults cost
-more than the work on it inside Blender (bench/weights.py's comb, binds alternating with the dense code's: Geodesic
-1.8-2.4 -> 2.5-2.7 times as fast as Automatic Weights). Seeds under SEED_FLOOR and diffused weights under DROP are
-left out (the weights move by under 1e-8; on the bench meshes by 3e-10 at most).
+Seeds, diffused weights and weights are kept as CSR matrices (but the diffused weights of a mesh solved whole in one
+block of rows: `JointBlend._blended`); what is dense is the zone's rows of SOLVE_COLUMNS columns per solve, or a block
+of rows (`weights.block_rows`): a vertex has a few bones that matter, and a dense (vertices, bones) array at 72k x 60
+is 35 MB, each temporary of that size a fresh mapping whose page faults cost more than the work on it inside Blender
+(bench/weights.py's comb, binds alternating with the dense code's: Geodesic 1.8-2.4 -> 2.5-2.7 times as fast as
+Automatic Weights). Seeds under SEED_FLOOR and diffused weights under DROP are left out (the weights move by under
+1e-8; on the bench meshes by 3e-10 at most).
 """
 
 import numpy as np
@@ -274,6 +275,8 @@ class JointBlend:
                     diffused.eliminate_zeros()
                     to_columns = sparse.csr_matrix((np.ones(len(changed)), (np.arange(len(changed)), changed)),
                                                    (len(changed), seeds.shape[1]))
+                    # Sparse: a few columns solved whole come in one block, dense, and dense + sparse is np.matrix.
+                    new = new if sparse.issparse(new) else to_csr(new)
                     self._diffused = diffused + new @ to_columns
         self._seeds = seeds
         diffused = self._diffused if self.interpolation is None else self.interpolation @ self._diffused
