@@ -589,7 +589,7 @@ class HandleSet:
 
     def weights(self):
         virtual = [int(self.handles[i][0]) for i in self._order()[sum(self.real):]]
-        return Weights(self.values.copy(), self.vertex_values.copy(), virtual, self._radius[self._order()])
+        return Weights(self.values, self.vertex_values.copy(), virtual, self._radius[self._order()])
 
     def _order(self):
         """Live handle indices, real ones first: the order of the harmonic blend and of `weights()`."""
@@ -788,8 +788,8 @@ class HandleSet:
                 self._add([q], None, real=False, col=col)
 
     def _update_weights(self):
-        """Radii, the harmonic blend and the weights, recomputed only at the samples (and vertices) where a
-        handle whose radius or blend changed reaches."""
+        """Radii, the harmonic blend and the vertices' weights, recomputed only at the vertices that look at the samples
+        where a handle whose radius or blend changed reaches."""
         count, order = len(self.handles), self._order()
         reach, nearest = self._reach[:count], self._nearest_real()
         radius = reach + self.spread * (nearest - reach)
@@ -840,7 +840,7 @@ class HandleSet:
 
     @property
     def values(self):
-        """The weights (samples, real handles), made from the kept distances."""
+        """The weights (samples, real handles), made anew from the kept distances."""
         order, real = self._order(), sum(self.real)
         basis = np.zeros((len(self.nearest), len(self.handles)))
         for i in order:
