@@ -141,19 +141,22 @@ class Samples:
         shortest straight step from a sample the vertex sees. Steps not yet known to stay inside are traced (all
         at once) only where they are shorter than both the shortest step known inside and `reach` (where the
         shortest is `reach` or more, the value returned is too, but may be less than the distance)."""
-        near = self.vertex_near[vertices]
-        total = dist[near, columns[:, None]]
+        k = self.vertex_near.shape[1]
+        total = dist[self.vertex_near[vertices], columns[:, None]]
         total += self.vertex_step[vertices]  # in place: fewer new (pairs, k) arrays, slow to fill the first time
-        untested = self.vertex_untested[vertices]
-        known = np.where(untested, np.inf, total).min(axis=1)
-        doubt = untested & (total < np.minimum(known, reach)[:, None])
-        row, slot = np.nonzero(doubt)
+        # As (k, pairs): a minimum of each pair's k is many times quicker down the columns than along rows of k (63k
+        # hand: 0.3 against 5.4 ms, with 1.3 to transpose).
+        total = np.ascontiguousarray(total.T)
+        untested = np.ascontiguousarray(self.vertex_untested[vertices].T)
+        known = np.where(untested, np.inf, total).min(axis=0)
+        doubt = untested & (total < np.minimum(known, reach))
+        slot, row = np.nonzero(doubt)
         if len(row):
-            key = np.unique(vertices[row] * near.shape[1] + slot)
-            self._test(key // near.shape[1], key % near.shape[1])
+            key = np.unique(vertices[row] * k + slot)
+            self._test(key // k, key % k)
             out = np.isinf(self.vertex_step[vertices[row], slot])
-            total[row[out], slot[out]] = np.inf
-        return total.min(axis=1)
+            total[slot[out], row[out]] = np.inf
+        return total.min(axis=0)
 
     def _test(self, vertices, slots=None):
         """Traces the untested steps from `vertices` to their nearest samples (all, or the `slots` given)."""
