@@ -861,8 +861,10 @@ class HandleSet:
         if len(verts):  # all handles at once: the steps they need traced in one go
             at = self.samples.at_vertices(self._d, verts, ids, reach=radius[ids])
             self._vertex_basis[verts, ids] = bezier_falloff(at / radius[ids])
-        verts = self.samples.vertices_near(np.flatnonzero(rows))[1]
         rows = np.flatnonzero(rows)
+        # Every vertex looks at some sample: with all samples to redo (a bind), all vertices are.
+        verts = np.arange(len(self._vertex_values)) if len(rows) == len(self.nearest) else \
+            self.samples.vertices_near(rows)[1]
         self._values[rows, :real] = _blended(self._basis[rows], real_ids, virtual, blend[virtual])
         if len(verts) == len(self._vertex_values):  # all of them (a bind): no copy in and out, 35 MB each on the comb
             self._vertex_values = _blended(self._vertex_basis, real_ids, virtual, blend[virtual])
