@@ -95,10 +95,11 @@ class Samples:
             blind = blind[np.isinf(step[blind, slot])]
         _along_edges(samples)
         # After `_along_edges`, which gives blind vertices other samples to look at; made now, so that inserting a
-        # bone later (the part that must be quick) only writes its steps.
-        verts = np.arange(len(domain.points))
-        samples.sample_vertices = coo_matrix((np.ones(near.size), (near.ravel(), np.repeat(verts, k))),
-                                             shape=(len(pts), len(verts))).tocsr()
+        # bone later (the part that must be quick) only writes its steps. As the transpose of (vertices, samples),
+        # whose rows `near` gives: quicker than from COO (sample character 0.25 -> 0.20 ms, 63k hand 2.7 -> 2.1).
+        looks = csr_matrix((np.ones(near.size), near.ravel(), np.arange(0, near.size + 1, k)),
+                           shape=(len(domain.points), len(pts)))
+        samples.sample_vertices = looks.T.tocsr()
         stages.lap("sampling")
         return samples
 
@@ -251,14 +252,16 @@ def _star_clearance(domain):
     """Per vertex, how far every straight step from it into its triangles stays in them: the least distance to
     their far sides (less a few rounding tolerances); 0 for a vertex of no triangle. Near the outline this is
     often more than the clearance, and an inner vertex's triangles surround it. (On coordinate columns: four
-    times as fast as on rows at 120k triangles.)"""
+    times as fast as on rows at 120k triangles; side lengths by square roots, not np.hypot: 0.24 -> 0.15 ms on the
+    sample character.)"""
     x, y = domain.points[:, 0], domain.points[:, 1]
     a, b, c = domain.tris.T
     ax, ay, bx, by, cx, cy = x[a], y[a], x[b], y[b], x[c], y[c]
     twice_area = np.abs((bx - ax) * (cy - ay) - (by - ay) * (cx - ax))
     out = np.where(domain.star_count > 0, np.inf, 0.0)
     for corner, (ux, uy, vx, vy) in zip((a, b, c), ((bx, by, cx, cy), (cx, cy, ax, ay), (ax, ay, bx, by))):
-        np.minimum.at(out, corner, twice_area / np.maximum(np.hypot(vx - ux, vy - uy), 1e-300))
+        dx, dy = vx - ux, vy - uy
+        np.minimum.at(out, corner, twice_area / np.maximum(np.sqrt(dx * dx + dy * dy), 1e-300))
     return np.maximum(out - 3.0 * domain.tolerance, 0.0)
 
 
