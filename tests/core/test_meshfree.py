@@ -563,7 +563,7 @@ def test_the_outline_grid_offers_every_edge_a_segment_touches(poly):
 
 
 def test_the_lattice_point_at_the_nearest_grid_node_is_the_nearest_lattice_point():
-    """Lattice.at_nearest_node (the thin-part search's shortcut) against every lattice point tried in turn: where
+    """Lattice.nearest_node (the thin-part search's shortcut) against every lattice point tried in turn: where
     it names one, no lattice point is nearer; where it names none, none lies within half a spacing (the square
     around a grid node that rounds to it)."""
     pts, tris = polygon_mesh(LEGS, 3.0, jitter=0.2, seed=1)
@@ -571,7 +571,7 @@ def test_the_lattice_point_at_the_nearest_grid_node_is_the_nearest_lattice_point
     domain, lattice = outline.domain, Lattice(outline, 4.0)
     rng = np.random.default_rng(3)
     query = rng.uniform(domain.points.min(axis=0) - 5.0, domain.points.max(axis=0) + 5.0, (3000, 2))
-    node = lattice.at_nearest_node(query)
+    node = lattice.index[lattice.nearest_node(query)]
     gaps = np.hypot(*(query[:, None] - lattice.points[None]).transpose(2, 0, 1))
     named = node >= 0
     assert np.allclose(gaps[named, node[named]], gaps[named].min(axis=1), rtol=0, atol=1e-12)

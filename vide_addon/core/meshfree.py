@@ -190,8 +190,10 @@ def _along_edges(samples):
 class Lattice:
     """Square-lattice points inside the mesh, off its outline, centred on its bounding box: a shape that is
     mirror-symmetric about a vertical or horizontal axis gets a mirror-symmetric lattice. Kept with the grid, so
-    that the lattice point nearest to a point is found by rounding (no k-d tree over many points), and with the
+    that the lattice points near a point are found by rounding (no k-d tree over many points), and with the
     points' clearance (`Outline.clearance`), which also tells most of them off the outline."""
+
+    PAD = 3  # empty grid nodes round the grid, so that offsets of up to 3 columns or rows need no bound checks
 
     def __init__(self, outline, spacing):
         domain = outline.domain
@@ -205,21 +207,34 @@ class Lattice:
         clear = outline.clearance(pts[keep])
         off = _off_outline(outline, pts[keep], spacing, clear)
         keep[keep] = off
-        self.node = np.flatnonzero(keep)  # each lattice point's grid node (row by row)
         self.points, self.clear, self.origin, self.spacing = pts[keep], clear[off], np.array([gx[0], gy[0]]), spacing
-        self.index = np.full(len(pts), -1)  # at each grid node (row by row), its lattice point (-1: none)
-        self.index[keep] = np.arange(len(self.points))
-        self.index = self.index.reshape(len(gy), len(gx))
+        # At each node of the padded grid (row by row), its lattice point (-1: none); each lattice point's node.
+        self.shape, pad = np.array([len(gy), len(gx)]), self.PAD
+        self.width = len(gx) + 2 * pad
+        index = np.full((len(gy) + 2 * pad, self.width), -1)
+        row, col = np.divmod(np.flatnonzero(keep), len(gx))
+        self.node = (row + pad) * self.width + col + pad
+        index.ravel()[self.node] = np.arange(len(self.points))
+        self.index = index.ravel()
 
     def __len__(self):
         return len(self.points)
 
-    def at_nearest_node(self, pts, offset=(0, 0)):
-        """The lattice point at the grid node nearest to each point, or `offset` (columns, rows) from it (-1: the
-        node is outside the mesh or on its outline)."""
-        col = np.rint((pts[:, 0] - self.origin[0]) / self.spacing).astype(np.int64) + offset[0]
-        row = np.rint((pts[:, 1] - self.origin[1]) / self.spacing).astype(np.int64) + offset[1]
-        return self.index[np.clip(row, 0, self.index.shape[0] - 1), np.clip(col, 0, self.index.shape[1] - 1)]
+    def nearest_node(self, pts):
+        """The grid node nearest to each point (in the padded grid; off the grid, one beyond its edge, where there
+        is no lattice point)."""
+        col = np.rint((pts[:, 0] - self.origin[0]) / self.spacing).astype(np.int64)
+        row = np.rint((pts[:, 1] - self.origin[1]) / self.spacing).astype(np.int64)
+        np.clip(col, -1, self.shape[1], out=col)
+        np.clip(row, -1, self.shape[0], out=row)
+        return (row + self.PAD) * self.width + col + self.PAD
+
+    def shifts(self, reach):
+        """Offsets from a node to the nodes within `reach` spacings of it (at most `PAD` columns or rows), the node
+        itself included, increasing (as the lattice points' indices)."""
+        d = np.arange(-self.PAD, self.PAD + 1)
+        dy, dx = (v.ravel() for v in np.meshgrid(d, d, indexing="ij"))
+        return (dy * self.width + dx)[dx * dx + dy * dy <= reach * reach * (1.0 + 1e-9)]
 
 
 def _star_clearance(domain):
@@ -254,39 +269,44 @@ def _fill_thin_parts(outline, tris, lattice, spacing):
     off = _off_outline(outline, centres, spacing, clear)
     centres, clear = centres[off], clear[off]
     if len(lattice):
-        lattice_clear = lattice.clear
         # Most centres see a lattice point at their nearest grid node or one of its 8 neighbours, their clear disks
         # covering the step: the search is left to the others.
+        node = lattice.nearest_node(centres)
+        shifts = lattice.shifts(np.sqrt(2.0))
         rest = np.arange(len(centres))
-        for offset in [(0, 0), (1, 0), (-1, 0), (0, 1), (0, -1), (1, 1), (1, -1), (-1, 1), (-1, -1)]:
-            node = lattice.at_nearest_node(centres[rest], offset)
-            has = np.flatnonzero(node >= 0)
-            at, node = rest[has], node[has]
-            gap = np.hypot(*(centres[at] - lattice.points[node]).T)
+        for shift in np.concatenate([[0], shifts[shifts != 0]]):
+            near = lattice.index[node[rest] + shift]
+            has = np.flatnonzero(near >= 0)
+            at, near = rest[has], near[has]
+            gap = np.hypot(centres[at, 0] - lattice.points[near, 0], centres[at, 1] - lattice.points[near, 1])
             seen = np.zeros(len(rest), bool)
-            seen[has] = (gap <= clear[at] + lattice_clear[node]) & (gap <= 1.5 * spacing)
+            seen[has] = (gap <= clear[at] + lattice.clear[near]) & (gap <= 1.5 * spacing)
             rest = rest[~seen]
-        rest = rest[~_sees_any(outline, centres[rest], clear[rest], lattice.points, 1.5 * spacing, lattice_clear)]
+        rest = rest[~_sees_any(outline, centres[rest], clear[rest], lattice, node[rest], 1.5 * spacing)]
         centres = centres[rest]
     return centres[one_per_cell(centres, np.arange(len(centres)), 0.5 * spacing)]
 
 
-def _sees_any(outline, pts, clear, targets, radius, target_clear):
-    """Whether each point sees (in a straight line inside the mesh) any of `targets` within `radius`: the
-    nearest is tried first (inside if the clear disks of both ends cover the step; `clear`, `target_clear`: lower
-    bounds of the points' and the targets' distances to the outline), the others only for the points that do not
-    see it."""
-    if len(pts) == 0:
-        return np.zeros(0, bool)
-    tree = cKDTree(targets)
-    gap, nearest = tree.query(pts)
-    seen = gap <= radius
-    test = np.flatnonzero(seen & (gap > clear + target_clear[nearest]))
-    seen[test] = outline.straight(pts[test], targets[nearest[test]], None, clear[test], target_clear[nearest[test]])
-    rest = np.flatnonzero(~seen)
-    query, near = pairs_within(tree, pts[rest], np.full(len(rest), radius))
-    seen[rest[query[outline.straight(pts[rest[query]], targets[near], None, clear[rest[query]],
-                                     target_clear[near])]]] = True
+def _sees_any(outline, pts, clear, lattice, node, radius):
+    """Whether each point sees (in a straight line inside the mesh) any lattice point within `radius` (`node`: the
+    grid node nearest to it): the nearest is tried first (inside if the clear disks of both ends cover the step;
+    `clear`: lower bounds of the points' distances to the outline), the others only for the points that do not see
+    it. They lie at the nodes within `radius` and half a grid cell's diagonal of `node`: no k-d tree."""
+    near = lattice.index[node[:, None] + lattice.shifts(radius / lattice.spacing + np.sqrt(0.5))]
+    target = lattice.points[near]
+    gap = np.hypot(target[:, :, 0] - pts[:, None, 0], target[:, :, 1] - pts[:, None, 1])
+    within = (near >= 0) & (gap <= radius)
+    row = np.arange(len(pts))
+    first = np.argmin(np.where(within, gap, np.inf), axis=1)
+    seen = within[row, first]
+    nearest = near[row, first]
+    test = np.flatnonzero(seen & (gap[row, first] > clear + lattice.clear[nearest]))
+    seen[test] = outline.straight(pts[test], lattice.points[nearest[test]], None, clear[test],
+                                  lattice.clear[nearest[test]])
+    within[row, first] = False
+    query, slot = np.nonzero(within & ~seen[:, None])
+    target = near[query, slot]
+    seen[query[outline.straight(pts[query], lattice.points[target], None, clear[query], lattice.clear[target])]] = True
     return seen
 
 
@@ -310,18 +330,12 @@ def _link_graph(outline, lattice, tree, clear, radius):
     pts = tree.data
     n, m = len(pts), len(lattice)
     x, y = pts[:, 0], pts[:, 1]
-    # Offsets in the grid padded with empty nodes (no bound checks), increasing: each lattice point's neighbours
-    # come in increasing order, the offset in column k the opposite of the one in column width - 1 - k, the
-    # positive ones (the second half) giving each pair i < j once.
-    pad = int(np.ceil(radius / lattice.spacing))
-    rows, cols = lattice.index.shape
-    width = cols + 2 * pad
-    index = np.full((rows + 2 * pad, width), -1)
-    index[pad:pad + rows, pad:pad + cols] = lattice.index
-    dy, dx = (d.ravel() for d in np.meshgrid(np.arange(-pad, pad + 1), np.arange(-pad, pad + 1), indexing="ij"))
-    shift = (dy * width + dx)[(np.hypot(dx, dy) * lattice.spacing <= radius * (1.0 + 1e-9)) & ((dx != 0) | (dy != 0))]
-    row, col = np.divmod(lattice.node, cols)
-    near = index.ravel()[((row + pad) * width + col + pad)[:, None] + shift].ravel()  # (m × offsets), -1: none
+    # The offsets to the nodes in reach, increasing: each lattice point's neighbours come in increasing order, the
+    # offset in column k the opposite of the one in column len - 1 - k, the positive ones (the second half) giving
+    # each pair i < j once.
+    shift = lattice.shifts(radius / lattice.spacing)
+    shift = shift[shift != 0]
+    near = lattice.index[lattice.node[:, None] + shift].ravel()  # (m × offsets), -1: none
     wide, half = len(shift), len(shift) // 2
     up = np.flatnonzero(near.reshape(m, wide)[:, half:].ravel() >= 0)
     i = up // half
