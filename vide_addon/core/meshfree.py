@@ -393,6 +393,10 @@ class Outline:
         self.domain = domain
         self.a, self.b = domain.points[domain.boundary[:, 0]], domain.points[domain.boundary[:, 1]]
         self.box_lo, self.box_hi = lo, hi = self._boxes(self.a, self.b)
+        # The same as columns, and the edges' ends, for `_near`.
+        self.box_x, self.box_y = (np.ascontiguousarray(lo[:, 0]), np.ascontiguousarray(hi[:, 0])), (
+            np.ascontiguousarray(lo[:, 1]), np.ascontiguousarray(hi[:, 1]))
+        self.tail, self.head = np.ascontiguousarray(domain.boundary[:, 0]), np.ascontiguousarray(domain.boundary[:, 1])
         self.lo = lo.min(axis=0)
         extent = hi.max(axis=0) - self.lo
         edge_length = float(np.median(np.hypot(*(self.b - self.a).T)))
@@ -443,10 +447,12 @@ class Outline:
         arrays of that many stay in the processor's cache (the comb of bench/weights.py, 500k vertex links:
         0.87 s at once, 0.54 s in chunks)."""
         n = len(p)
-        start = np.full(n, -1) if start is None else start
         clear_p, clear_q = np.broadcast_to(clear_p, (n,)), np.broadcast_to(clear_q, (n,))
-        return np.concatenate([self._straight(*(a[i:i + CHUNK] for a in (p, q, start, clear_p, clear_q)))
-                               for i in range(0, max(n, 1), CHUNK)])
+        if n <= CHUNK:
+            return self._straight(p, q, start, clear_p, clear_q)
+        parts = [slice(i, i + CHUNK) for i in range(0, n, CHUNK)]
+        return np.concatenate([self._straight(p[k], q[k], None if start is None else start[k], clear_p[k], clear_q[k])
+                               for k in parts])
 
     def covers(self, p, q, start, clear_p, clear_q):
         """Whether each segment p-q from vertex `start` is inside without tracing it (`straight` would say so): it
@@ -458,18 +464,27 @@ class Outline:
         return covered
 
     def _straight(self, p, q, start, clear_p, clear_q):
-        clear = self.domain._leaves_inward(start, q - p)
-        test = np.flatnonzero(clear)
-        p, q, start = p[test], q[test], start[test]
+        # Few numpy calls (on the sample character, most calls test a few hundred segments): those from a point
+        # need no leaving test, and the covered ones are dropped before cutting.
         slack = 3.0 * self.domain.tolerance
-        cut_p = np.maximum(clear_p[test] - slack, 0.0)
-        cut_q = np.maximum(clear_q[test] - slack, 0.0)
-        length = np.hypot(*(q - p).T)
-        covered = cut_p + cut_q >= length
-        with np.errstate(divide="ignore", invalid="ignore"):
-            tp, tq = (np.where(covered, 0.0, cut / length)[:, None] for cut in (cut_p, cut_q))
-        p, q = p + tp * (q - p), q - tq * (q - p)
-        test, p, q, start = test[~covered], p[~covered], q[~covered], start[~covered]
+        if start is None:
+            clear = np.ones(len(p), bool)
+            cut_p, cut_q = np.maximum(clear_p - slack, 0.0), np.maximum(clear_q - slack, 0.0)
+        else:
+            clear = self.domain._leaves_inward(start, q - p)
+            test = np.flatnonzero(clear)
+            p, q, start = p[test], q[test], start[test]
+            cut_p, cut_q = np.maximum(clear_p[test] - slack, 0.0), np.maximum(clear_q[test] - slack, 0.0)
+        d = q - p
+        length = np.hypot(d[:, 0], d[:, 1])
+        traced = np.flatnonzero(cut_p + cut_q < length)
+        d, length = d[traced], length[traced]
+        tp, tq = (cut_p[traced] / length)[:, None], (cut_q[traced] / length)[:, None]
+        p, q = p[traced] + tp * d, q[traced] - tq * d
+        if start is None:
+            test = traced
+        else:
+            test, start = test[traced], start[traced]
         seg, edge = self._near(p, q, start)
         touch = _touch(p[seg], q[seg], self.a[edge], self.b[edge], self.domain.tolerance)
         clear[test[seg[touch]]] = False
@@ -495,17 +510,21 @@ class Outline:
         box: a long slanted segment would read many times more), but the edges at the segment's `start` vertex
         (if given: `straight` does not count them). A pair may come more than once."""
         seg, key = self._along(p, q)
-        first, stop = self.start[key], self.start[key + 1]
-        count = stop - first
-        at = np.repeat(first - np.cumsum(count) + count, count) + np.arange(count.sum())
-        seg, edge = np.repeat(seg, count), self.edges[at]
+        first = self.start[key]
+        count = self.start[key + 1] - first
+        seg, at = _runs(first, count, seg)
+        edge = self.edges[at]
         if start is not None:
-            ends, from_start = self.domain.boundary[edge], start[seg]
-            keep = (ends[:, 0] != from_start) & (ends[:, 1] != from_start)
+            from_start = start[seg]
+            keep = np.flatnonzero((self.tail[edge] != from_start) & (self.head[edge] != from_start))
             seg, edge = seg[keep], edge[keep]
-        lo, hi = self._boxes(p, q)
-        meet = (np.maximum(lo[seg, 0], self.box_lo[edge, 0]) <= np.minimum(hi[seg, 0], self.box_hi[edge, 0])) & (
-            np.maximum(lo[seg, 1], self.box_lo[edge, 1]) <= np.minimum(hi[seg, 1], self.box_hi[edge, 1]))
+        # On coordinate columns (gathers from rows of (n, 2) arrays are slow).
+        tol = self.domain.tolerance
+        px, py, qx, qy = p[:, 0], p[:, 1], q[:, 0], q[:, 1]
+        lo_x, hi_x = np.minimum(px, qx)[seg] - tol, np.maximum(px, qx)[seg] + tol
+        lo_y, hi_y = np.minimum(py, qy)[seg] - tol, np.maximum(py, qy)[seg] + tol
+        meet = ((np.maximum(lo_x, self.box_x[0][edge]) <= np.minimum(hi_x, self.box_x[1][edge]))
+                & (np.maximum(lo_y, self.box_y[0][edge]) <= np.minimum(hi_y, self.box_y[1][edge])))
         return seg[meet], edge[meet]
 
     def _along(self, p, q):
@@ -522,24 +541,24 @@ class Outline:
         xa = np.where(col == c0[seg], -np.inf, left)
         xb = np.where(col == c1[seg], np.inf, left + self.cell + 2 * tol)
         px, py, dx, dy = px[seg], py[seg], dx[seg], dy[seg]
-        flat = np.abs(dx) <= tol  # upright: all of it
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ta = np.where(flat, 0.0, np.clip((xa - px) / dx, 0.0, 1.0))
-            tb = np.where(flat, 1.0, np.clip((xb - px) / dx, 0.0, 1.0))
+        slanted = np.abs(dx) > tol  # upright: all of it (t from 0 to 1), with no division by ~0
+        ta = np.clip(np.divide(xa - px, dx, out=np.zeros(len(dx)), where=slanted), 0.0, 1.0)
+        tb = np.clip(np.divide(xb - px, dx, out=np.ones(len(dx)), where=slanted), 0.0, 1.0)
         ya, yb = py + ta * dy, py + tb * dy
         r0, r1 = self._index(np.minimum(ya, yb) - tol, 1), self._index(np.maximum(ya, yb) + tol, 1)
-        at, row = _runs(r0, r1 - r0 + 1)
-        return seg[at], col[at] * self.shape[1] + row
+        return _runs(col * self.shape[1] + r0, r1 - r0 + 1, seg)  # the rows r0 to r1 of the column: consecutive keys
 
     def _index(self, v, axis):
         """The grid column (axis 0) or row (axis 1) of coordinates `v`, the nearest one off the grid."""
         return np.clip(np.floor((v - self.lo[axis]) / self.cell).astype(np.int64), 0, self.shape[axis] - 1)
 
 
-def _runs(first, count):
-    """(run, value) for runs of consecutive integers: count[i] of them from first[i]."""
-    run = np.repeat(np.arange(len(first)), count)
-    return run, first[run] + np.arange(len(run)) - np.repeat(np.cumsum(count) - count, count)
+def _runs(first, count, runs=None):
+    """(run, value) for runs of consecutive integers: count[i] of them from first[i] (`runs`: the run numbers, else
+    0, 1, ...)."""
+    end = np.cumsum(count)
+    value = np.arange(end[-1] if len(end) else 0) + np.repeat(first - end + count, count)
+    return np.repeat(np.arange(len(first)) if runs is None else runs, count), value
 
 
 @dataclass
