@@ -5,7 +5,8 @@ import pytest
 from scipy.sparse import csr_matrix
 from test_geodesic_and_weights import ELL, LEGS, polygon_mesh
 from vide_addon.core.geodesic import _touch, one_per_cell
-from vide_addon.core.meshfree import (Lattice, Samples, _fill_thin_parts, _star_clearance, bezier_falloff,
+from vide_addon.core.contour import points_in_edges
+from vide_addon.core.meshfree import (Lattice, Samples, _fill_thin_parts, _inside_grid, _star_clearance, bezier_falloff,
                                       meshfree_weights)
 
 # Five handles on two legs; the two on each leg sit close, so cells reach past their neighbours.
@@ -577,6 +578,21 @@ def test_the_lattice_point_at_the_nearest_grid_node_is_the_nearest_lattice_point
     assert np.allclose(gaps[named, node[named]], gaps[named].min(axis=1), rtol=0, atol=1e-12)
     assert (gaps[~named].min(axis=1) > 2.0 - 1e-12).all()
     assert named.sum() > 1000 and (~named).sum() > 50, "both answers were tested"
+
+
+def test_the_grid_inside_test_is_the_point_inside_test():
+    """Lattice's inside test by grid rows (_inside_grid) against contour.points_in_edges on every node, bit for bit,
+    where it is hardest: a grid whose rows and columns pass through outline vertices (ties at a vertex's height, nodes
+    on edges), a finer one, and one larger than the shape (nodes outside every edge's reach)."""
+    poly = np.array([(0, 0), (40, 0), (40, 20), (20, 20), (20, 40), (30, 40), (30, 60), (0, 60), (10, 30)], float)
+    a, b = poly, np.roll(poly, -1, axis=0)
+    grids = [(np.arange(0.0, 41.0, 5.0), np.arange(0.0, 61.0, 5.0)),
+             (np.linspace(-1, 41, 97), np.linspace(-2, 61, 131)),
+             (np.arange(-20.0, 61.0, 10.0), np.arange(-20.0, 81.0, 10.0))]
+    for gx, gy in grids:
+        expected = points_in_edges(np.stack(np.meshgrid(gx, gy), axis=-1).reshape(-1, 2), a, b)
+        assert np.array_equal(_inside_grid(gx, gy, a, b).ravel(), expected)
+        assert expected.any() and not expected.all(), "both answers were tested"
 
 
 def test_thin_parts_get_the_samples_that_every_centre_tried_in_turn_gives():
