@@ -68,7 +68,7 @@ class Samples:
         lattice_pts = np.vstack([lattice.points, thin])
         extra = np.asarray(extra, float).reshape(-1, 2)
         pts = np.vstack([lattice_pts, extra])
-        clear = np.concatenate([lattice.clear, outline.clearance(np.vstack([thin, extra]))])
+        clear = np.concatenate([lattice.clear, outline.clearance(np.vstack([thin, extra]), LINK_RADIUS * spacing)])
         tree = cKDTree(pts)
         graph = _link_graph(outline, lattice, tree, clear, LINK_RADIUS * spacing)
         k = min(K_NEIGHBOURS, len(pts))
@@ -204,7 +204,7 @@ class Lattice:
         gy = centre[1] + np.arange(-half[1], half[1] + 1) * spacing
         pts = np.stack(np.meshgrid(gx, gy), axis=-1).reshape(-1, 2)
         keep = _inside_grid(gx, gy, outline.a, outline.b).ravel()
-        clear = outline.clearance(pts[keep])
+        clear = outline.clearance(pts[keep], LINK_RADIUS * spacing)  # a link's reach: its test needs no more
         off = _off_outline(outline, pts[keep], spacing, clear)
         keep[keep] = off
         self.points, self.clear, self.origin, self.spacing = pts[keep], clear[off], np.array([gx[0], gy[0]]), spacing
@@ -426,17 +426,26 @@ class Outline:
         self.step = float(cell) / 8.0
         count = np.maximum(np.ceil(np.hypot(*(self.b - self.a).T) / self.step).astype(np.int64), 1)
         edge, k = _runs(np.zeros(len(count), np.int64), count)
-        self._outline_points = cKDTree(self.a[edge] + (k / count[edge])[:, None] * (self.b - self.a)[edge])
+        # Unbalanced: built in 0.28 ms instead of 0.49 on the sample character, queried as fast.
+        self._outline_points = cKDTree(self.a[edge] + (k / count[edge])[:, None] * (self.b - self.a)[edge],
+                                       balanced_tree=False, compact_nodes=False)
         self._middles = None  # the edges' middles in a k-d tree, for `distance` (made when first needed)
 
-    def clearance(self, pts):
+    def clearance(self, pts, reach=np.inf):
         """Lower bounds of each point's distance to the outline, for few points (samples): the domain's grid
         bound is a cell and more below the distance (on the sample character about a spacing, so it rarely spared a
         sample link its test), this one half a `step` and a few rounding tolerances, from points at most a step
         apart along the outline. Sample character: 5,715 -> 1,480 sample links and 15,886 -> 12,540 vertex links
-        tested."""
-        gap = self._outline_points.query(pts)[0] - 0.5 * self.step - 3.0 * self.domain.tolerance
-        return np.maximum(self.domain.clear.at(pts), gap)
+        tested.
+
+        Exact to that up to `reach` (`reach` or more beyond): samples farther than a link from the outline are
+        searched for no more (the sample character's samples, half of them deep: 1.8 -> 1.0 ms)."""
+        bound = self.domain.clear.at(pts)
+        slack = 0.5 * self.step + 3.0 * self.domain.tolerance
+        near = np.flatnonzero(bound < reach)
+        gap = self._outline_points.query(pts[near], distance_upper_bound=reach + slack)[0] - slack  # inf: none
+        bound[near] = np.maximum(bound[near], np.minimum(gap, reach))
+        return bound
 
     def distance(self, pts, cap):
         """Distance from each point to the outline, exact up to `cap` (cap beyond)."""
