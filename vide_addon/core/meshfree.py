@@ -429,7 +429,6 @@ class Outline:
         # Unbalanced: built in 0.28 ms instead of 0.49 on the sample character, queried as fast.
         self._outline_points = cKDTree(self.a[edge] + (k / count[edge])[:, None] * (self.b - self.a)[edge],
                                        balanced_tree=False, compact_nodes=False)
-        self._middles = None  # the edges' middles in a k-d tree, for `distance` (made when first needed)
 
     def clearance(self, pts, reach=np.inf):
         """Lower bounds of each point's distance to the outline, for few points (samples): the domain's grid
@@ -448,11 +447,13 @@ class Outline:
         return bound
 
     def distance(self, pts, cap):
-        """Distance from each point to the outline, exact up to `cap` (cap beyond)."""
-        if self._middles is None:
-            self._middles = cKDTree(0.5 * (self.a + self.b))
-            self._half_edge = 0.5 * float(np.hypot(*(self.b - self.a).T).max())
-        query, edge = pairs_within(self._middles, pts, np.full(len(pts), cap + self._half_edge))
+        """Distance from each point to the outline, exact up to `cap` (cap beyond), for a small `cap` (a cell or
+        less): from the edges filed in the grid cells that the square within `cap` of the point meets (no k-d tree
+        to build: sample character, 15 points, 0.48 -> 0.19 ms; comb 7.7 -> 0.18 ms)."""
+        query, key = self._cells(pts - cap, pts + cap)
+        first = self.start[key]
+        query, at = _runs(first, self.start[key + 1] - first, query)
+        edge = self.edges[at]
         a, ab = self.a[edge], self.b[edge] - self.a[edge]
         t = np.clip(((pts[query] - a) * ab).sum(axis=1) / np.maximum((ab * ab).sum(axis=1), 1e-300), 0, 1)
         gap = np.hypot(*(pts[query] - a - t[:, None] * ab).T)
