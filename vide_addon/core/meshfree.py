@@ -232,8 +232,8 @@ class Lattice:
     def shifts(self, reach):
         """Offsets from a node to the nodes within `reach` spacings of it (at most `PAD` columns or rows), the node
         itself included, increasing (as the lattice points' indices)."""
-        d = np.arange(-self.PAD, self.PAD + 1)
-        dy, dx = (v.ravel() for v in np.meshgrid(d, d, indexing="ij"))
+        dx = np.arange(-self.PAD, self.PAD + 1)
+        dy = dx[:, None]
         return (dy * self.width + dx)[dx * dx + dy * dy <= reach * reach * (1.0 + 1e-9)]
 
 
@@ -288,13 +288,14 @@ def _fill_thin_parts(outline, tris, lattice, spacing):
         # Most centres see a lattice point at their nearest grid node or one of its 8 neighbours, their clear disks
         # covering the step: the search is left to the others.
         node = lattice.nearest_node(centres)
+        (cx, cy), (lx, ly) = centres.T, lattice.points.T  # columns: gathers from rows of (n, 2) arrays are slow
         shifts = lattice.shifts(np.sqrt(2.0))
         rest = np.arange(len(centres))
         for shift in np.concatenate([[0], shifts[shifts != 0]]):
             near = lattice.index[node[rest] + shift]
             has = np.flatnonzero(near >= 0)
             at, near = rest[has], near[has]
-            gap = np.hypot(centres[at, 0] - lattice.points[near, 0], centres[at, 1] - lattice.points[near, 1])
+            gap = np.hypot(cx[at] - lx[near], cy[at] - ly[near])
             seen = np.zeros(len(rest), bool)
             seen[has] = (gap <= clear[at] + lattice.clear[near]) & (gap <= 1.5 * spacing)
             rest = rest[~seen]
@@ -326,10 +327,10 @@ def _sees_any(outline, pts, clear, lattice, node, radius):
     return seen
 
 
-def _off_outline(outline, pts, spacing, bound=0.0):
+def _off_outline(outline, pts, spacing, bound):
     """Whether each point lies farther than a thousandth of `spacing` from the mesh outline (measured only
-    where the domain's clearance bound, or the higher `bound` given, does not already say so)."""
-    off = np.maximum(outline.domain.clear.at(pts), bound) > 1e-3 * spacing
+    where `bound`, lower bounds of the points' distances to it, does not already say so)."""
+    off = bound > 1e-3 * spacing
     near = np.flatnonzero(~off)
     if len(near):
         off[near] = outline.distance(pts[near], 2e-3 * spacing) > 1e-3 * spacing
@@ -397,7 +398,7 @@ def _link_graph(outline, lattice, tree, clear, radius):
         indices_all[other_place], data_all[other_place] = c, np.concatenate([length[keep], length[keep]])[order]
         indices, data = indices_all, data_all
     indptr = np.concatenate([[0], np.cumsum(per_row)]).astype(np.int32)
-    return csr_matrix((data, indices.astype(np.int32), indptr), shape=(n, n))
+    return csr_matrix((data, indices.astype(np.int32, copy=False), indptr), shape=(n, n))
 
 
 class Outline:
