@@ -384,7 +384,7 @@ def _link_graph(outline, lattice, tree, clear, radius):
     if n > m:
         keep = lat + np.flatnonzero(inside[lat:])
         r, c = np.concatenate([i[keep], j[keep]]), np.concatenate([j[keep], i[keep]])
-        order = np.lexsort((c, r))
+        order = np.argsort(r * n + c)  # by row, then column (the pairs are distinct; lexsort: 7 times as slow)
         r, c = r[order], c[order]
         count = np.bincount(r, minlength=n)
         before = np.cumsum(count) - count  # in earlier rows
