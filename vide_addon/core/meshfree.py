@@ -278,29 +278,39 @@ def _fill_thin_parts(outline, tris, lattice, spacing):
     a, b, c = np.asarray(tris, np.int64).reshape(-1, 3).T
     ax, ay, bx, by, cx, cy = x[a], y[a], x[b], y[b], x[c], y[c]
     centres = np.stack([(ax + bx + cx) / 3.0, (ay + by + cy) / 3.0], axis=1)
+    clear = outline.domain.clear.at(centres)
+    rest = np.arange(len(centres))
+    if len(lattice):
+        # Most centres (those deep inside) see the lattice point at their nearest grid node, the domain's clearance
+        # bound alone covering the step: the rest of the work is left to the others (sample character: 4,422 -> 1,701).
+        node = lattice.nearest_node(centres)
+        (px, py), (lx, ly) = centres.T, lattice.points.T  # columns: gathers from rows of (n, 2) arrays are slow
+        near = lattice.index[node]
+        has = np.flatnonzero(near >= 0)
+        gap = np.hypot(px[has] - lx[near[has]], py[has] - ly[near[has]])
+        seen = np.zeros(len(rest), bool)
+        seen[has] = (gap <= clear[has] + lattice.clear[near[has]]) & (gap <= 1.5 * spacing)
+        rest = rest[~seen]
     # No outline edge enters a triangle, so its centre is a third of its least height or more from the outline.
+    ax, ay, bx, by, cx, cy = ax[rest], ay[rest], bx[rest], by[rest], cx[rest], cy[rest]
     sides = np.maximum(np.maximum(np.hypot(bx - ax, by - ay), np.hypot(cx - bx, cy - by)), np.hypot(ax - cx, ay - cy))
     twice_area = np.abs((bx - ax) * (cy - ay) - (by - ay) * (cx - ax))
-    clear = np.maximum(outline.domain.clear.at(centres), twice_area / (3.0 * np.maximum(sides, 1e-300)))
-    off = _off_outline(outline, centres, spacing, clear)
-    centres, clear = centres[off], clear[off]
+    clear[rest] = np.maximum(clear[rest], twice_area / (3.0 * np.maximum(sides, 1e-300)))
+    rest = rest[_off_outline(outline, centres[rest], spacing, clear[rest])]
     if len(lattice):
-        # Most centres see a lattice point at their nearest grid node or one of its 8 neighbours, their clear disks
-        # covering the step: the search is left to the others.
-        node = lattice.nearest_node(centres)
-        (cx, cy), (lx, ly) = centres.T, lattice.points.T  # columns: gathers from rows of (n, 2) arrays are slow
+        # Most of the others see a lattice point at their nearest grid node or one of its 8 neighbours, their clear
+        # disks covering the step: the search is left to the rest.
         shifts = lattice.shifts(np.sqrt(2.0))
-        rest = np.arange(len(centres))
         for shift in np.concatenate([[0], shifts[shifts != 0]]):
             near = lattice.index[node[rest] + shift]
             has = np.flatnonzero(near >= 0)
             at, near = rest[has], near[has]
-            gap = np.hypot(cx[at] - lx[near], cy[at] - ly[near])
+            gap = np.hypot(px[at] - lx[near], py[at] - ly[near])
             seen = np.zeros(len(rest), bool)
             seen[has] = (gap <= clear[at] + lattice.clear[near]) & (gap <= 1.5 * spacing)
             rest = rest[~seen]
         rest = rest[~_sees_any(outline, centres[rest], clear[rest], lattice, node[rest], 1.5 * spacing)]
-        centres = centres[rest]
+    centres = centres[rest]
     return centres[one_per_cell(centres, np.arange(len(centres)), 0.5 * spacing)]
 
 
