@@ -489,6 +489,8 @@ class Outline:
         arrays of that many stay in the processor's cache (the comb of bench/weights.py, 500k vertex links:
         0.87 s at once, 0.54 s in chunks)."""
         n = len(p)
+        if n == 0:
+            return np.zeros(0, bool)
         clear_p, clear_q = np.broadcast_to(clear_p, (n,)), np.broadcast_to(clear_q, (n,))
         if n <= CHUNK:
             return self._straight(p, q, start, clear_p, clear_q)
