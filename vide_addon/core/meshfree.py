@@ -399,17 +399,11 @@ def _link_graph(outline, lattice, tree, clear, radius):
         r, c = np.concatenate([i[keep], j[keep]]), np.concatenate([j[keep], i[keep]])
         order = np.argsort(r * n + c)  # by row, then column (the pairs are distinct; lexsort: 7 times as slow)
         r, c = r[order], c[order]
-        count = np.bincount(r, minlength=n)
-        before = np.cumsum(count) - count  # in earlier rows
-        # Each lattice link moves by the other links of earlier rows; each other link goes after its row's lattice
-        # links.
-        place = np.arange(len(at)) + np.repeat(before[:m], per_row[:m])
-        other_place = np.arange(len(r)) - before[r] + (np.cumsum(per_row + count) - count)[r]
-        per_row += count
-        indices_all, data_all = np.empty(len(at) + len(r), np.int32), np.empty(len(at) + len(r))
-        indices_all[place], data_all[place] = indices, data
-        indices_all[other_place], data_all[other_place] = c, np.concatenate([length[keep], length[keep]])[order]
-        indices, data = indices_all, data_all
+        # Each goes after its row's lattice links (np.insert keeps the order of links put at one place).
+        place = np.cumsum(per_row)[r]
+        indices = np.insert(indices, place, c)
+        data = np.insert(data, place, np.concatenate([length[keep], length[keep]])[order])
+        per_row += np.bincount(r, minlength=n)
     indptr = np.concatenate([[0], np.cumsum(per_row)]).astype(np.int32)
     return csr_matrix((data, indices.astype(np.int32, copy=False), indptr), shape=(n, n))
 
