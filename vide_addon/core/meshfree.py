@@ -197,7 +197,8 @@ class Lattice:
 
     def __init__(self, outline, spacing):
         domain = outline.domain
-        lo, hi = domain.points.min(axis=0), domain.points.max(axis=0)
+        x, y = domain.points[:, 0], domain.points[:, 1]  # on columns: (n, 2).min(axis=0) takes 0.2 ms
+        lo, hi = np.array([x.min(), y.min()]), np.array([x.max(), y.max()])
         centre = 0.5 * (lo + hi)
         half = np.floor(0.5 * (hi - lo) / spacing)
         gx = centre[0] + np.arange(-half[0], half[0] + 1) * spacing
@@ -421,8 +422,8 @@ class Outline:
         self.box_x, self.box_y = (np.ascontiguousarray(lo[:, 0]), np.ascontiguousarray(hi[:, 0])), (
             np.ascontiguousarray(lo[:, 1]), np.ascontiguousarray(hi[:, 1]))
         self.tail, self.head = np.ascontiguousarray(domain.boundary[:, 0]), np.ascontiguousarray(domain.boundary[:, 1])
-        self.lo = lo.min(axis=0)
-        extent = hi.max(axis=0) - self.lo
+        self.lo = np.array([lo[:, 0].min(), lo[:, 1].min()])  # on columns: quicker
+        extent = np.array([hi[:, 0].max(), hi[:, 1].max()]) - self.lo
         edge_length = float(np.median(np.hypot(*(self.b - self.a).T)))
         self.cell = max(min(float(cell), 2.0 * edge_length), float(extent.max()) / 512, 1e-12)
         self.shape = np.floor(extent / self.cell).astype(np.int64) + 1
