@@ -203,17 +203,16 @@ class Lattice:
         half = np.floor(0.5 * (hi - lo) / spacing)
         gx = centre[0] + np.arange(-half[0], half[0] + 1) * spacing
         gy = centre[1] + np.arange(-half[1], half[1] + 1) * spacing
-        pts = np.stack(np.meshgrid(gx, gy), axis=-1).reshape(-1, 2)
-        keep = _inside_grid(gx, gy, outline.a, outline.b).ravel()
-        clear = outline.clearance(pts[keep], LINK_RADIUS * spacing)  # a link's reach: its test needs no more
-        off = _off_outline(outline, pts[keep], spacing, clear)
-        keep[keep] = off
-        self.points, self.clear, self.origin, self.spacing = pts[keep], clear[off], np.array([gx[0], gy[0]]), spacing
+        row, col = np.nonzero(_inside_grid(gx, gy, outline.a, outline.b))  # the nodes inside, row by row
+        pts = np.column_stack([gx[col], gy[row]])
+        clear = outline.clearance(pts, LINK_RADIUS * spacing)  # a link's reach: its test needs no more
+        off = _off_outline(outline, pts, spacing, clear)
+        row, col = row[off], col[off]
+        self.points, self.clear, self.origin, self.spacing = pts[off], clear[off], np.array([gx[0], gy[0]]), spacing
         # At each node of the padded grid (row by row), its lattice point (-1: none); each lattice point's node.
         self.shape, pad = np.array([len(gy), len(gx)]), self.PAD
         self.width = len(gx) + 2 * pad
         index = np.full((len(gy) + 2 * pad, self.width), -1)
-        row, col = np.divmod(np.flatnonzero(keep), len(gx))
         self.node = (row + pad) * self.width + col + pad
         index.ravel()[self.node] = np.arange(len(self.points))
         self.index = index.ravel()
