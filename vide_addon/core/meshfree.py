@@ -399,10 +399,14 @@ def _link_graph(outline, lattice, tree, clear, radius):
         r, c = np.concatenate([i[keep], j[keep]]), np.concatenate([j[keep], i[keep]])
         order = np.argsort(r * n + c)  # by row, then column (the pairs are distinct; lexsort: 7 times as slow)
         r, c = r[order], c[order]
-        # Each goes after its row's lattice links (np.insert keeps the order of links put at one place).
-        place = np.cumsum(per_row)[r]
-        indices = np.insert(indices, place, c)
-        data = np.insert(data, place, np.concatenate([length[keep], length[keep]])[order])
+        # Each goes after its row's lattice links: where it lands once those before it are in.
+        place = np.cumsum(per_row)[r] + np.arange(len(r))
+        lattice_link = np.ones(len(indices) + len(r), bool)
+        lattice_link[place] = False
+        merged_indices, merged_data = np.empty(len(lattice_link), np.int32), np.empty(len(lattice_link))
+        merged_indices[lattice_link], merged_data[lattice_link] = indices, data
+        merged_indices[place], merged_data[place] = c, np.concatenate([length[keep], length[keep]])[order]
+        indices, data = merged_indices, merged_data
         per_row += np.bincount(r, minlength=n)
     indptr = np.concatenate([[0], np.cumsum(per_row)]).astype(np.int32)
     return csr_matrix((data, indices.astype(np.int32, copy=False), indptr), shape=(n, n))
