@@ -21,7 +21,7 @@ from scipy.sparse.csgraph import dijkstra
 from scipy.spatial import cKDTree
 
 from .errors import VideError
-from .geodesic import Domain, Stages, _touch, one_per_cell, pairs_within
+from .geodesic import Domain, Stages, _touch, one_per_cell
 from .weights import bezier_falloff
 
 LINK_RADIUS = 2.3  # in lattice spacings: links in 16 directions, graph distances within 3% of straight ones
@@ -193,7 +193,8 @@ class Lattice:
     that the lattice points near a point are found by rounding (no k-d tree over many points), and with the
     points' clearance (`Outline.clearance`), which also tells most of them off the outline."""
 
-    PAD = 3  # empty grid nodes round the grid, so that offsets of up to 3 columns or rows need no bound checks
+    PAD = 4  # empty grid nodes round the grid: offsets of up to 3 columns or rows, from a node up to one beyond the
+    # grid (`nearest_node`), need no bound checks
 
     def __init__(self, outline, spacing):
         domain = outline.domain
@@ -230,9 +231,9 @@ class Lattice:
         return (row + self.PAD) * self.width + col + self.PAD
 
     def shifts(self, reach):
-        """Offsets from a node to the nodes within `reach` spacings of it (at most `PAD` columns or rows), the node
-        itself included, increasing (as the lattice points' indices)."""
-        dx = np.arange(-self.PAD, self.PAD + 1)
+        """Offsets from a node to the nodes within `reach` spacings of it (at most `PAD` - 1 columns or rows), the
+        node itself included, increasing (as the lattice points' indices)."""
+        dx = np.arange(1 - self.PAD, self.PAD)
         dy = dx[:, None]
         return (dy * self.width + dx)[dx * dx + dy * dy <= reach * reach * (1.0 + 1e-9)]
 
@@ -372,10 +373,15 @@ def _link_graph(outline, lattice, tree, clear, radius):
     up += (i + 1) * half  # in `near`
     j = near[up]
     if n > m:  # the other samples' links: to the lattice and to other samples before them
-        other, k = pairs_within(tree, pts[m:], np.full(n - m, radius * (1.0 + 1e-9)))  # the exact test below
-        other += m
-        before = k < other
-        i, j = np.concatenate([i, k[before]]), np.concatenate([j, other[before]])
+        # The lattice points in reach from the grid: those within 3 columns and rows of the nearest node (a link's
+        # reach and half a cell; off the grid, of the node one beyond its edge, nearer still). The other samples
+        # from a k-d tree of theirs. (Sample character: 0.25 ms quicker than a k-d tree query of all.)
+        square = lattice.shifts(3.0 * np.sqrt(2.0))
+        near_other = lattice.index[lattice.nearest_node(pts[m:])[:, None] + square]
+        other, slot = np.nonzero(near_other >= 0)
+        pairs = cKDTree(pts[m:]).query_pairs(radius * (1.0 + 1e-9), output_type="ndarray") + m
+        i = np.concatenate([i, near_other[other, slot], pairs[:, 0]])
+        j = np.concatenate([j, other + m, pairs[:, 1]])
     # Within `radius` as the k-d tree measures it (squared): the same links however they are found.
     squared = (x[j] - x[i]) ** 2 + (y[j] - y[i]) ** 2
     close = squared <= radius ** 2
