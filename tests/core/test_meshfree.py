@@ -5,8 +5,9 @@ import pytest
 from scipy.sparse import csr_matrix
 from test_geodesic_and_weights import ELL, LEGS, polygon_mesh
 from vide_addon.core.geodesic import _touch, one_per_cell
-from vide_addon.core.meshfree import (Lattice, Samples, _fill_thin_parts, _star_clearance, bezier_falloff,
-                                      meshfree_weights)
+from vide_addon.core.contour import points_in_edges
+from vide_addon.core.meshfree import (LINK_RADIUS, Lattice, Samples, _fill_thin_parts, _inside_grid, _star_clearance,
+                                      bezier_falloff, meshfree_weights)
 
 # Five handles on two legs; the two on each leg sit close, so cells reach past their neighbours.
 FIVE = np.array([(20.0, 10.0), (20.0, 30.0), (64.0, 10.0), (64.0, 30.0), (42.0, 118.0)])
@@ -563,7 +564,7 @@ def test_the_outline_grid_offers_every_edge_a_segment_touches(poly):
 
 
 def test_the_lattice_point_at_the_nearest_grid_node_is_the_nearest_lattice_point():
-    """Lattice.at_nearest_node (the thin-part search's shortcut) against every lattice point tried in turn: where
+    """Lattice.nearest_node (the thin-part search's shortcut) against every lattice point tried in turn: where
     it names one, no lattice point is nearer; where it names none, none lies within half a spacing (the square
     around a grid node that rounds to it)."""
     pts, tris = polygon_mesh(LEGS, 3.0, jitter=0.2, seed=1)
@@ -571,12 +572,53 @@ def test_the_lattice_point_at_the_nearest_grid_node_is_the_nearest_lattice_point
     domain, lattice = outline.domain, Lattice(outline, 4.0)
     rng = np.random.default_rng(3)
     query = rng.uniform(domain.points.min(axis=0) - 5.0, domain.points.max(axis=0) + 5.0, (3000, 2))
-    node = lattice.at_nearest_node(query)
+    node = lattice.index[lattice.nearest_node(query)]
     gaps = np.hypot(*(query[:, None] - lattice.points[None]).transpose(2, 0, 1))
     named = node >= 0
     assert np.allclose(gaps[named, node[named]], gaps[named].min(axis=1), rtol=0, atol=1e-12)
     assert (gaps[~named].min(axis=1) > 2.0 - 1e-12).all()
     assert named.sum() > 1000 and (~named).sum() > 50, "both answers were tested"
+
+
+def test_the_sample_graph_links_every_pair_in_reach_that_stays_inside():
+    """The sample graph (lattice links read off the grid, the other samples' from the grid and a k-d tree of theirs)
+    against every pair of samples within the link radius tried in turn with Outline.straight: the same links, their
+    lengths the distances, stored canonical and symmetric. The extra samples lie anywhere, some beyond the outermost
+    grid nodes and the bounding box (the grid search starts from a node one beyond its edge), some near each other."""
+    pts, tris = polygon_mesh(LEGS, 3.0, jitter=0.2, seed=1)
+    spacing = 4.0
+    rng = np.random.default_rng(5)
+    extra = np.vstack([rng.uniform(pts.min(axis=0) - 6.0, pts.max(axis=0) + 6.0, (60, 2)),
+                       [(0.5, 0.5), (83.5, 129.5), (-5.0, 65.0), (89.0, 131.0), (42.0, 50.0), (42.3, 50.2)]])
+    samples = Samples.from_mesh(pts, tris, spacing, extra=extra)
+    p, graph = samples.points, samples.graph
+    i, j = np.triu_indices(len(p), 1)
+    near = np.flatnonzero(np.hypot(*(p[j] - p[i]).T) <= LINK_RADIUS * spacing)
+    i, j = i[near], j[near]
+    inside = samples.outline.straight(p[i], p[j])
+    expected = set(zip(i[inside].tolist(), j[inside].tolist()))
+    found = graph.tocoo()
+    assert set(zip(found.row.tolist(), found.col.tolist())) == expected | {(b, a) for a, b in expected}
+    assert np.allclose(found.data, np.hypot(*(p[found.col] - p[found.row]).T), rtol=1e-12, atol=0)
+    assert graph.has_canonical_format
+    assert 0 < len(expected) < len(i), "links found inside and left out"
+    outside_grid = (extra < pts.min(axis=0)) | (extra > pts.max(axis=0))
+    assert outside_grid.any(axis=1).sum() > 5
+
+
+def test_the_grid_inside_test_is_the_point_inside_test():
+    """Lattice's inside test by grid rows (_inside_grid) against contour.points_in_edges on every node, bit for bit,
+    where it is hardest: a grid whose rows and columns pass through outline vertices (ties at a vertex's height, nodes
+    on edges), a finer one, and one larger than the shape (nodes outside every edge's reach)."""
+    poly = np.array([(0, 0), (40, 0), (40, 20), (20, 20), (20, 40), (30, 40), (30, 60), (0, 60), (10, 30)], float)
+    a, b = poly, np.roll(poly, -1, axis=0)
+    grids = [(np.arange(0.0, 41.0, 5.0), np.arange(0.0, 61.0, 5.0)),
+             (np.linspace(-1, 41, 97), np.linspace(-2, 61, 131)),
+             (np.arange(-20.0, 61.0, 10.0), np.arange(-20.0, 81.0, 10.0))]
+    for gx, gy in grids:
+        expected = points_in_edges(np.stack(np.meshgrid(gx, gy), axis=-1).reshape(-1, 2), a, b)
+        assert np.array_equal(_inside_grid(gx, gy, a, b).ravel(), expected)
+        assert expected.any() and not expected.all(), "both answers were tested"
 
 
 def test_thin_parts_get_the_samples_that_every_centre_tried_in_turn_gives():
