@@ -421,6 +421,37 @@ def test_a_bone_that_would_change_every_handle_is_refused(chains):
     assert len(rig.heads) == 2 and np.array_equal(rig.vertex_weights(), before)
 
 
+def test_an_island_with_a_bone_of_its_own_leaves_the_other_islands_weights_as_they_were():
+    """Islands share no sample link: a second island with its own bone, placed so that the lattice stays where it was
+    (within the first's height, widening the bounding box by a whole number of two spacings), leaves the first
+    island's weights as they were. Four bones crossing a small bar (two past its side) call for many virtual
+    handles. How far a virtual handle's Dijkstra runs, and with it which distances between handles the harmonic
+    blend links, must not depend on how far the farthest sample of the whole mesh is from its nearest handle: cut
+    there, the bar alone had weights 0.08 off those it has beside the island (whose bone's cell is wide)."""
+    from vide_addon.core.meshfree_bones import BoneRig
+
+    spacing = 1.52
+    heads = np.array([(4.6, 36.5), (14.6, 0.5), (10.1, 37.4), (9.8, 34.8)])
+    tails = np.array([(28.8, 38.4), (8.7, 3.2), (7.1, 26.1), (26.1, 44.9)])
+    pts, tris = polygon_mesh(np.array([(0, 0), (25, 0), (25, 51), (0, 51)], float), 2.5, jitter=0.2)
+    bar = BoneRig(pts, tris, heads, tails, spacing)
+    alone = bar.vertex_weights()
+    lo, hi = pts.min(axis=0), pts.max(axis=0)
+    x0, x1 = hi[0] + 15.0, hi[0] + 2 * 20 * spacing
+    island = np.array([(x0, lo[1]), (x1, lo[1]), (x1, hi[1]), (x0, hi[1])])
+    more, more_tris = polygon_mesh(island, 2.5, jitter=0.2)
+    middle = island.mean(axis=0)
+    both = BoneRig(np.vstack([pts, more]), np.vstack([tris, more_tris + len(pts)]),
+                   np.vstack([heads, middle - (10.0, 0.0)]), np.vstack([tails, middle + (10.0, 0.0)]), spacing)
+    lattice = both.samples.points[:both.samples.lattice]
+    same = bar.samples.points[:bar.samples.lattice]
+    assert np.allclose(lattice[lattice[:, 0] < hi[0]], same, rtol=0, atol=1e-12), "the same lattice"
+    assert len(bar.handles.handles) > 10, "virtual handles"
+    beside = both.vertex_weights()
+    assert beside[:len(pts), 4].max() == 0.0
+    assert np.abs(beside[:len(pts), :4] - alone).max() < 1e-9
+
+
 def test_a_bone_added_outside_the_mesh_starts_from_the_nearest_sample():
     from vide_addon.core.meshfree_bones import BoneRig
 

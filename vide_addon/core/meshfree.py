@@ -808,15 +808,15 @@ class HandleSet:
         upper bound of its r_h (as far as its support can reach), and further while its cell reaches the cut."""
         link = 1.01 * LINK_RADIUS * self.samples.spacing
         limit = self._reach_needed(idx, off) + link
-        # No cell reaches past the farthest any sample is from its nearest handle (inf: some are reached by none).
-        whole = float(_tie(self.nearest.max(initial=0.0))) + link
         col = self.samples.distance(idx, off, limit)
-        while limit < whole and _cell_reach(col, self.nearest) >= limit - link:
+        while np.isfinite(limit) and _cell_reach(col, self.nearest) >= limit - link:
             # Its cell reaches the limit and may go on past it; the refinement reads the cell's true reach to
             # place virtual handles (cut short, it would depend on which handles went in first, and mirrored
-            # handles would get different virtual handles): measure it further, until the cell ends inside (the
-            # sample character's head at 50k samples: a virtual handle's second Dijkstra 10 -> 7 ms).
-            limit = min(2.0 * limit, whole)
+            # handles would get different virtual handles): measure it further, until the cell ends inside.
+            # Doubled, not cut at the farthest any sample is from its nearest handle (which bounds the cell): the
+            # distances to other handles read from the column (the harmonic blend's links) would then depend on a
+            # far part of the mesh (a small bar's weights moved 0.08 beside an island with a wide cell).
+            limit *= 2.0
             col = self.samples.distance(idx, off, limit)
         return col
 
