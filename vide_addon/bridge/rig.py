@@ -135,7 +135,7 @@ def write_groups(ob, names, weights, previous=None):
 def _column(weights, col):
     """Column `col` of the CSC matrix `weights`, dense (n,), from its arrays: 0.02 ms at 17k vertices against 0.2 ms
     for scipy's slicing, which a live re-weight pays twice per bone."""
-    column = np.zeros(weights.shape[0])
+    column = np.zeros(weights.shape[0], weights.dtype)
     stored = slice(weights.indptr[col], weights.indptr[col + 1])
     column[weights.indices[stored]] = weights.data[stored]
     return column
@@ -155,11 +155,13 @@ def _new_groups_by_attribute(ob, names, weights):
     taken = set(attributes.keys()) | set(groups.keys()) | set(names)
     temporary = next(t for i in range(len(taken) + 1) if (t := f"vide_weights_{i}") not in taken)
     done = 0
+    # One float attribute per bone, from the weights clamped once (a clip per column took 0.05 ms of 8 columns).
+    clamped = sparse.csc_matrix((np.clip(weights.data, 0.0, 1.0).astype(np.float32), weights.indices,
+                                 weights.indptr), weights.shape)
     try:
         with bpy.context.temp_override(object=ob):
             for col, name in enumerate(names):
-                column = np.clip(_column(weights, col), 0.0, 1.0).astype(np.float32)  # one float attribute per bone
-                if not _convert(ob, temporary, column, name):
+                if not _convert(ob, temporary, _column(clamped, col), name, poll=col == 0):
                     break
                 done += 1
     finally:  # whatever stopped the loop, nothing temporary stays and the active attribute is as it was
@@ -174,14 +176,16 @@ def _new_groups_by_attribute(ob, names, weights):
     return done
 
 
-def _convert(ob, temporary, column, name):
+def _convert(ob, temporary, column, name, poll):
     """One column into the vertex group `name` (replacing it) by Convert Attribute; False when this Blender
-    cannot (the old group may be gone: VertexGroup.add writes it anew, as it would have)."""
+    cannot (the old group may be gone: VertexGroup.add writes it anew, as it would have). With `poll`, whether the
+    operator can run is checked first: only for the first column, as the others' attributes are alike (a poll
+    through bpy.ops took 0.035 ms, the operator 0.09 ms)."""
     attributes, groups = ob.data.attributes, ob.vertex_groups
     attribute = attributes.new(temporary, 'FLOAT', 'POINT')
     attribute.data.foreach_set("value", column)
     attributes.active = attribute
-    if not bpy.ops.geometry.attribute_convert.poll():
+    if poll and not bpy.ops.geometry.attribute_convert.poll():
         return False
     old = groups.get(name)
     if old is not None:  # first, so the new group takes the place VertexGroup.add would give it
