@@ -39,18 +39,21 @@ def mesh_in_plane(ob):
         raise VideError("it has no faces to weight: vectorize it or fill it first.")
     mw = np.array(ob.matrix_world)
     world = co @ mw[:3, :3].T + mw[:3, 3]
-    used = world[np.bincount(tris, minlength=len(co)) > 0]
+    counts = np.bincount(tris, minlength=len(co))
+    used = world if counts.all() else world[counts > 0]  # a vectorized mesh uses every vertex: no copy
     origin = used.mean(axis=0)
-    _u, sv, vt = np.linalg.svd(used - origin, full_matrices=False)
-    if sv[1] <= 1e-9 * max(sv[0], 1e-30):
-        raise VideError("it has no area (all its vertices lie on a line).")
-    axes = vt[:2]
     if ob.vide.image is not None:  # vectorized: the image's own axes, so symmetric art stays symmetric
+        sv = np.linalg.svd(used - origin, compute_uv=False)  # for the check below only: 0.08 ms, not 0.10 (2.7k)
         m = np.array(ob.vide.uv_to_local).reshape(3, 3)
         u, v = mw[:3, :3] @ m[0], mw[:3, :3] @ m[1]
         u = u / np.linalg.norm(u)
         v = v - (v @ u) * u
         axes = np.stack([u, v / np.linalg.norm(v)])
+    else:
+        _u, sv, vt = np.linalg.svd(used - origin, full_matrices=False)
+        axes = vt[:2]
+    if sv[1] <= 1e-9 * max(sv[0], 1e-30):
+        raise VideError("it has no area (all its vertices lie on a line).")
     plane = Plane(origin, axes)
     return plane, plane.project(world), tris.reshape(-1, 3)
 
@@ -100,15 +103,22 @@ def write_groups(ob, names, weights, previous=None):
 
     Without `previous`, each group is made anew: an old one of that name is removed and the new one appended,
     in `names` order, the last one active. With the `previous` weights VIDE wrote, only the entries that
-    changed are touched (a live re-weight). Other groups are left alone. The weights are taken one column at a
-    time (a vertex has a few bones: at 72k vertices and 60 bones the whole dense array would be 35 MB).
+    changed are touched (a live re-weight), unless so many changed that making every group anew is quicker
+    (`_rewrite`): then they are, keeping which group is active and which are locked. Other groups are left alone.
+    The weights are taken one column at a time (a vertex has a few bones: at 72k vertices and 60 bones the whole
+    dense array would be 35 MB).
     """
-    weights = sparse.csc_matrix(weights)
+    weights, kept = sparse.csc_matrix(weights), None
+    if previous is not None:
+        previous = sparse.csc_matrix(previous)
+        if _rewrite(ob, weights, previous):
+            groups = ob.vertex_groups
+            active = groups.active.name if groups.active is not None else None
+            kept = active, [name for name in names if name in groups and groups[name].lock_weight]
+            previous = None
     if previous is None:
         done = _new_groups_by_attribute(ob, names, weights)
         names, weights = names[done:], weights[:, done:]
-    else:
-        previous = sparse.csc_matrix(previous)
     for col, name in enumerate(names):
         group = ob.vertex_groups.get(name)
         new = _column(weights, col)
@@ -130,12 +140,35 @@ def write_groups(ob, names, weights, previous=None):
         rows = rows[new[rows] != 1.0]
         for i, w in zip(rows.tolist(), new[rows].tolist()):
             add((i,), w, 'REPLACE')
+    if kept is not None:
+        active, locked = kept
+        for name in locked:
+            ob.vertex_groups[name].lock_weight = True
+        if active is not None and active in ob.vertex_groups:
+            ob.vertex_groups.active_index = ob.vertex_groups[active].index
+
+
+# What a live re-weight's writes cost, in microseconds (Blender 4.5, after one bone's smoothness changed, writes
+# alone, per entry / anew: the sample character, 8 groups, 8.5k entries changed, 10 / 1.2-1.9 ms; the 17k hand, 20
+# groups, 26k changed, 32 / 9.8 ms; the 63k hand, 60 groups, 33k changed, 48 / 55 ms): a VertexGroup.add per changed
+# entry, against Convert Attribute per group, per vertex of each group and per weight it stores (fitted to those).
+ADD_COST, GROUP_COST, VERTEX_COST, STORED_COST = 1.3, 20.0, 0.008, 0.16
+
+
+def _rewrite(ob, weights, previous):
+    """Whether making every group anew by Convert Attribute (`_new_groups_by_attribute`) is quicker than adding the
+    entries that changed from `previous` one by one (a smoothness change moves most weights of the bones near it)."""
+    if not _converts(ob):
+        return False
+    n, groups = weights.shape
+    anew = groups * (GROUP_COST + n * VERTEX_COST) + weights.nnz * STORED_COST
+    return (weights != previous).nnz * ADD_COST > anew
 
 
 def _column(weights, col):
     """Column `col` of the CSC matrix `weights`, dense (n,), from its arrays: 0.02 ms at 17k vertices against 0.2 ms
     for scipy's slicing, which a live re-weight pays twice per bone."""
-    column = np.zeros(weights.shape[0])
+    column = np.zeros(weights.shape[0], weights.dtype)
     stored = slice(weights.indptr[col], weights.indptr[col + 1])
     column[weights.indices[stored]] = weights.data[stored]
     return column
@@ -148,18 +181,20 @@ def _new_groups_by_attribute(ob, names, weights):
     entries: 0.09 s against 0.56 s). The operator is called as bpy.ops calls it but without bpy.ops' view-layer
     update before and after, which re-evaluated the object and ran every depsgraph handler (VIDE's Auto Update
     among them) twice per group. Returns how many columns were written; the rest are for VertexGroup.add."""
-    if _ops is None or not names or ob.mode != 'OBJECT':
+    if not names or not _converts(ob):
         return 0
     attributes, groups = ob.data.attributes, ob.vertex_groups
     active = attributes.active.name if attributes.active is not None else None
     taken = set(attributes.keys()) | set(groups.keys()) | set(names)
     temporary = next(t for i in range(len(taken) + 1) if (t := f"vide_weights_{i}") not in taken)
     done = 0
+    # One float attribute per bone, from the weights clamped once (a clip per column took 0.05 ms of 8 columns).
+    clamped = sparse.csc_matrix((np.clip(weights.data, 0.0, 1.0).astype(np.float32), weights.indices,
+                                 weights.indptr), weights.shape)
     try:
         with bpy.context.temp_override(object=ob):
             for col, name in enumerate(names):
-                column = np.clip(_column(weights, col), 0.0, 1.0).astype(np.float32)  # one float attribute per bone
-                if not _convert(ob, temporary, column, name):
+                if not _convert(ob, temporary, _column(clamped, col), name, poll=col == 0):
                     break
                 done += 1
     finally:  # whatever stopped the loop, nothing temporary stays and the active attribute is as it was
@@ -174,14 +209,21 @@ def _new_groups_by_attribute(ob, names, weights):
     return done
 
 
-def _convert(ob, temporary, column, name):
+def _converts(ob):
+    """Whether `ob`'s groups can be written by Convert Attribute here (in Object Mode, with the operator call)."""
+    return _ops is not None and ob.mode == 'OBJECT'
+
+
+def _convert(ob, temporary, column, name, poll):
     """One column into the vertex group `name` (replacing it) by Convert Attribute; False when this Blender
-    cannot (the old group may be gone: VertexGroup.add writes it anew, as it would have)."""
+    cannot (the old group may be gone: VertexGroup.add writes it anew, as it would have). With `poll`, whether the
+    operator can run is checked first: only for the first column, as the others' attributes are alike (a poll
+    through bpy.ops took 0.035 ms, the operator 0.09 ms)."""
     attributes, groups = ob.data.attributes, ob.vertex_groups
     attribute = attributes.new(temporary, 'FLOAT', 'POINT')
     attribute.data.foreach_set("value", column)
     attributes.active = attribute
-    if not bpy.ops.geometry.attribute_convert.poll():
+    if poll and not bpy.ops.geometry.attribute_convert.poll():
         return False
     old = groups.get(name)
     if old is not None:  # first, so the new group takes the place VertexGroup.add would give it
