@@ -21,7 +21,7 @@ from scipy.sparse.csgraph import dijkstra
 from scipy.spatial import cKDTree
 
 from .errors import VideError
-from .geodesic import Domain, Stages, _touch, one_per_cell
+from .geodesic import Domain, Stages, _touch_xy, one_per_cell
 from .weights import bezier_falloff
 
 LINK_RADIUS = 2.3  # in lattice spacings: links in 16 directions, graph distances within 3% of straight ones
@@ -460,6 +460,10 @@ class Outline:
         self.box_x = np.ascontiguousarray(lo[:, 0]), np.ascontiguousarray(hi[:, 0])
         self.box_y = np.ascontiguousarray(lo[:, 1]), np.ascontiguousarray(hi[:, 1])
         self.tail, self.head = np.ascontiguousarray(domain.boundary[:, 0]), np.ascontiguousarray(domain.boundary[:, 1])
+        # And their ends and lengths as columns, for `_touch_xy`.
+        self.ax, self.ay = np.ascontiguousarray(self.a[:, 0]), np.ascontiguousarray(self.a[:, 1])
+        self.bx, self.by = np.ascontiguousarray(self.b[:, 0]), np.ascontiguousarray(self.b[:, 1])
+        self.length = np.maximum(np.hypot(self.bx - self.ax, self.by - self.ay), 1e-300)
         self.lo = np.array([lo[:, 0].min(), lo[:, 1].min()])  # on columns: quicker
         extent = np.array([hi[:, 0].max(), hi[:, 1].max()]) - self.lo
         edge_length = float(np.median(np.hypot(*(self.b - self.a).T)))
@@ -563,7 +567,8 @@ class Outline:
         else:
             test, start = test[traced], start[traced]
         seg, edge = self._near(p, q, start)
-        touch = _touch(p[seg], q[seg], self.a[edge], self.b[edge], self.domain.tolerance)
+        touch = _touch_xy(p[seg, 0], p[seg, 1], q[seg, 0], q[seg, 1], self.ax[edge], self.ay[edge], self.bx[edge],
+                          self.by[edge], self.domain.tolerance, self.length[edge])
         clear[test[seg[touch]]] = False
         return clear
 
