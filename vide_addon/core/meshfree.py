@@ -347,21 +347,23 @@ def _fill_thin_parts(outline, tris, lattice, spacing):
 
 def _sees_any(outline, pts, clear, lattice, node, radius):
     """Whether each point sees (in a straight line inside the mesh) any lattice point within `radius` (`node`: the
-    grid node nearest to it): the nearest is tried first (inside if the clear disks of both ends cover the step;
-    `clear`: lower bounds of the points' distances to the outline), the others only for the points that do not see
-    it. They lie at the nodes within `radius` and half a grid cell's diagonal of `node`: no k-d tree."""
+    grid node nearest to it): the one whose clear disk reaches nearest to the point is tried first (inside if the
+    clear disks of both ends cover the step; `clear`: lower bounds of the points' distances to the outline), the
+    others only for the points that do not see it. They lie at the nodes within `radius` and half a grid cell's
+    diagonal of `node`: no k-d tree. (Tried first, the nearest leaves twice as much of the step to trace, and on the
+    sample character, 2 of the 406 traced points for a second call: 0.2 ms more.)"""
     near = lattice.index[node[:, None] + lattice.shifts(radius / lattice.spacing + np.sqrt(0.5))]
     target = lattice.points[near]
     gap = np.hypot(target[:, :, 0] - pts[:, None, 0], target[:, :, 1] - pts[:, None, 1])
     within = (near >= 0) & (gap <= radius)
     row = np.arange(len(pts))
-    first = np.argmin(np.where(within, gap, np.inf), axis=1)
+    first = np.argmax(np.where(within, lattice.clear[near] - gap, -np.inf), axis=1)
     seen = within[row, first]
-    nearest = near[row, first]
-    test = np.flatnonzero(seen & (gap[row, first] > clear + lattice.clear[nearest]))
+    best = near[row, first]
+    test = np.flatnonzero(seen & (gap[row, first] > clear + lattice.clear[best]))
     if len(test):
-        seen[test] = outline.straight(pts[test], lattice.points[nearest[test]], None, clear[test],
-                                      lattice.clear[nearest[test]])
+        seen[test] = outline.straight(pts[test], lattice.points[best[test]], None, clear[test],
+                                      lattice.clear[best[test]])
     within[row, first] = False
     query, slot = np.nonzero(within & ~seen[:, None])
     if len(query):  # (an empty call still costs a fifth of a millisecond)
