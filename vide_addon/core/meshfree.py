@@ -643,8 +643,9 @@ def _runs(first, count, runs=None):
     """(run, value) for runs of consecutive integers: count[i] of them from first[i] (`runs`: the run numbers, else
     0, 1, ...)."""
     end = np.cumsum(count)
-    value = np.arange(end[-1] if len(end) else 0) + np.repeat(first - end + count, count)
-    return np.repeat(np.arange(len(first)) if runs is None else runs, count), value
+    run = np.repeat(np.arange(len(first)), count)  # one repeat, the rest gathers: quicker for short runs
+    value = np.arange(len(run)) + (first - end + count)[run]
+    return (run if runs is None else runs[run]), value
 
 
 @dataclass
