@@ -45,6 +45,7 @@ VERTEX_REACH = 3.0  # in node spacings: and so do vertices this close
 OUTSIDE_REGIONS = 256  # regions of the clearance grid tested for lying outside the mesh
 LOCATE_CHUNK = 512  # triangles `locate` tests at a time
 COVERS_CHUNK = 8192  # segments `Clearance.covers` tests at a time
+SMALL_SORT = 32768  # triangle sides up to which `_sides` sorts by radix
 
 
 class Stages(dict):
@@ -502,8 +503,17 @@ def _sides(tris, n):
     # k to corner k + 1.
     first = np.ascontiguousarray(tris.T).ravel()
     second = np.concatenate([first[t:], first[:t]])
-    key = np.minimum(first, second) * n + np.maximum(first, second)
-    order = np.argsort(key, kind="stable")  # the sides of each edge together, the first one first
+    # The sides of each edge together, the first one first: a stable sort. Of few sides over few vertices, by two
+    # 16-bit radix passes (sample character, 13k sides: 0.42 -> 0.22 ms); past ~30k sides those passes miss the cache,
+    # and timsort, which also gains from runs in the mesh's order, is quicker (17k hand, 97k sides: 1.4 against 3.5).
+    # (The ends kept only for the few: two more arrays of many sides cost the 17k hand 1.2 ms in page faults.)
+    if len(first) <= SMALL_SORT and n <= 65536:
+        low, high = np.minimum(first, second), np.maximum(first, second)
+        key = low * n + high
+        order = np.lexsort((high.astype(np.uint16), low.astype(np.uint16)))
+    else:
+        key = np.minimum(first, second) * n + np.maximum(first, second)
+        order = np.argsort(key, kind="stable")
     sorted_key = key[order]
     start = np.flatnonzero(np.r_[True, sorted_key[1:] != sorted_key[:-1]])
     count = np.diff(np.r_[start, len(key)])
