@@ -603,12 +603,11 @@ class Outline:
         first = self.start[key]
         seg, at = _runs(first, self.count[key], seg)
         edge = self.edges[at]
-        if start is not None:
-            from_start = start[seg]
-            keep = np.flatnonzero((self.tail[edge] != from_start) & (self.head[edge] != from_start))
-            seg, edge = seg[keep], edge[keep]
         meet = ((lo_x[seg] <= self.box_x[1][edge]) & (self.box_x[0][edge] <= hi_x[seg])
                 & (lo_y[seg] <= self.box_y[1][edge]) & (self.box_y[0][edge] <= hi_y[seg]))
+        if start is not None:
+            from_start = start[seg]
+            meet &= (self.tail[edge] != from_start) & (self.head[edge] != from_start)
         return seg[meet], edge[meet]
 
     def _along(self, px, py, qx, qy, x0, x1):
