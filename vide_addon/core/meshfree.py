@@ -612,9 +612,9 @@ class Outline:
         return seg[meet], edge[meet]
 
     def _along(self, px, py, qx, qy, x0, x1):
-        """(segment, cell key) for every grid cell that a segment p-q (coordinate columns; x0, x1: its least and
-        greatest x, widened by the tolerance), widened by the tolerance, meets: column by column, the rows that the
-        segment spans over the column."""
+        """(segment, cell key) for every grid cell that a segment p-q, widened by the tolerance, meets: column by
+        column, the rows that the segment spans over the column. On coordinate columns; x0, x1: the segments' least
+        and greatest x, widened by the tolerance."""
         tol = self.domain.tolerance
         c0, c1 = self._index(x0, 0), self._index(x1, 0)
         seg, col = _runs(c0, c1 - c0 + 1)
