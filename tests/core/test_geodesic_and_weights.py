@@ -639,6 +639,20 @@ def test_sides_pair_each_inner_side_with_its_reverse():
     assert set(map(frozenset, edges.tolist())) == set(count) and len(edges) == len(count)
 
 
+def test_sides_by_radix_sort_as_by_timsort(monkeypatch):
+    """_sides sorts few sides by two 16-bit radix passes and many by timsort: both give the same edges (in the same
+    order and direction), boundary and steps, on a mesh in a scrambled order with holes."""
+    rng = np.random.default_rng(5)
+    points = rng.random((400, 2))
+    tris = Delaunay(points).simplices
+    tris = tris[rng.permutation(len(tris))][rng.random(len(tris)) < 0.8]
+    radix = geodesic._sides(tris, len(points))
+    monkeypatch.setattr(geodesic, "SMALL_SORT", 0)
+    timsort = geodesic._sides(tris, len(points))
+    for a, b in zip([radix[0], radix[1], *radix[2]], [timsort[0], timsort[1], *timsort[2]]):
+        assert np.array_equal(a, b)
+
+
 def test_clearance_covers_in_chunks_as_at_once():
     """Clearance.covers on more segments than COVERS_CHUNK (tested a chunk at a time) answers each segment as a call
     on a few segments does, and the answers are not all alike (the test can tell them apart)."""

@@ -45,6 +45,7 @@ VERTEX_REACH = 3.0  # in node spacings: and so do vertices this close
 OUTSIDE_REGIONS = 256  # regions of the clearance grid tested for lying outside the mesh
 LOCATE_CHUNK = 512  # triangles `locate` tests at a time
 COVERS_CHUNK = 8192  # segments `Clearance.covers` tests at a time
+SMALL_SORT = 32768  # triangle sides up to which `_sides` sorts by radix
 
 
 class Stages(dict):
@@ -502,8 +503,17 @@ def _sides(tris, n):
     # k to corner k + 1.
     first = np.ascontiguousarray(tris.T).ravel()
     second = np.concatenate([first[t:], first[:t]])
-    key = np.minimum(first, second) * n + np.maximum(first, second)
-    order = np.argsort(key, kind="stable")  # the sides of each edge together, the first one first
+    # The sides of each edge together, the first one first: a stable sort. Of few sides over few vertices, by two
+    # 16-bit radix passes (sample character, 13k sides: 0.42 -> 0.22 ms); past ~30k sides those passes miss the cache,
+    # and timsort, which also gains from runs in the mesh's order, is quicker (17k hand, 97k sides: 1.4 against 3.5).
+    # (The ends kept only for the few: two more arrays of many sides cost the 17k hand 1.2 ms in page faults.)
+    if len(first) <= SMALL_SORT and n <= 65536:
+        low, high = np.minimum(first, second), np.maximum(first, second)
+        key = low * n + high
+        order = np.lexsort((high.astype(np.uint16), low.astype(np.uint16)))
+    else:
+        key = np.minimum(first, second) * n + np.maximum(first, second)
+        order = np.argsort(key, kind="stable")
     sorted_key = key[order]
     start = np.flatnonzero(np.r_[True, sorted_key[1:] != sorted_key[:-1]])
     count = np.diff(np.r_[start, len(key)])
@@ -749,16 +759,27 @@ def _touch(p, q, a, b, tol):
     """Whether segments p-q and a-b intersect or come within `tol` of touching (collinear overlaps
     count). Points within `tol` of a line count as on it: vertices are float32, and a link that runs
     exactly along the outline past a corner must be caught whichever way rounding puts the corner."""
-    def side(o, u, v):
-        d = u - o
-        dist = (d[:, 0] * (v[:, 1] - o[:, 1]) - d[:, 1] * (v[:, 0] - o[:, 0])) / np.maximum(np.hypot(*d.T), 1e-300)
-        return np.where(np.abs(dist) <= tol, 0.0, np.sign(dist))
+    return _touch_xy(p[:, 0], p[:, 1], q[:, 0], q[:, 1], a[:, 0], a[:, 1], b[:, 0], b[:, 1], tol)
 
-    s1, s2, s3, s4 = side(a, b, p), side(a, b, q), side(p, q, a), side(p, q, b)
-    cross = (s1 * s2 <= 0) & (s3 * s4 <= 0)
-    collinear = (s1 == 0) & (s2 == 0)
-    overlap = np.all((np.minimum(p, q) <= np.maximum(a, b) + tol) & (np.minimum(a, b) <= np.maximum(p, q) + tol),
-                     axis=1)
+
+def _touch_xy(px, py, qx, qy, ax, ay, bx, by, tol, ab_length=None):
+    """`_touch` on coordinate columns (`ab_length`: the lengths of a-b, if known), with each side's sign as two
+    masks (beyond `tol` either way) and each line's length once: half the time of signs in {-1, 0, 1} on (n, 2) rows
+    (2,500 pairs: 0.29 -> 0.15 ms), the same answers."""
+    ux, uy, vx, vy = bx - ax, by - ay, qx - px, qy - py
+    to_ab = np.maximum(np.hypot(ux, uy), 1e-300) if ab_length is None else ab_length
+    to_pq = np.maximum(np.hypot(vx, vy), 1e-300)
+    off = []  # per side test, (left of the line, right of it) beyond `tol`
+    for (dx, dy, ox, oy, length), (x, y) in (((ux, uy, ax, ay, to_ab), (px, py)), ((ux, uy, ax, ay, to_ab), (qx, qy)),
+                                             ((vx, vy, px, py, to_pq), (ax, ay)), ((vx, vy, px, py, to_pq), (bx, by))):
+        dist = (dx * (y - oy) - dy * (x - ox)) / length
+        off.append((dist > tol, dist < -tol))
+    (l1, r1), (l2, r2), (l3, r3), (l4, r4) = off
+    # Signs s: the product s1 s2 <= 0 unless both lie beyond the line on one side.
+    cross = ~((l1 & l2) | (r1 & r2) | (l3 & l4) | (r3 & r4))
+    collinear = ~(l1 | r1 | l2 | r2)
+    overlap = ((np.minimum(px, qx) <= np.maximum(ax, bx) + tol) & (np.minimum(ax, bx) <= np.maximum(px, qx) + tol)
+               & (np.minimum(py, qy) <= np.maximum(ay, by) + tol) & (np.minimum(ay, by) <= np.maximum(py, qy) + tol))
     return np.where(collinear, overlap, cross)
 
 
