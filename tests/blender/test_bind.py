@@ -408,44 +408,6 @@ def test_weights_written_from_a_sparse_matrix_are_the_groups_written_from_the_de
     assert np.array_equal(bone_weights(thin, names), changed.astype(np.float32))
 
 
-def test_a_live_reweight_that_moves_most_weights_writes_them_anew_keeping_the_active_group_and_locks(scene, vide,
-                                                                                                     monkeypatch):
-    """When most weights changed, a live re-weight makes the groups anew (Convert Attribute, `_rewrite`) instead of
-    adding each changed entry: the weights come out as the per-entry way writes them, the group the user made active
-    stays active, and a locked bone group stays locked; with few changes, entries are added one by one."""
-    rig = vide.vide_addon.bridge.rig
-    names = ["a", "b", "c"]
-    rng = np.random.default_rng(5)
-    objects = {how: grid_object(how, scene.collection) for how in ("bulk", "single")}
-    n = len(objects["bulk"].data.vertices)
-    w = rng.random((n, len(names))) * (rng.random((n, len(names))) < 0.5)
-    moved = w * rng.uniform(0.5, 1.5, w.shape)  # every stored weight changed
-    few = moved.copy()
-    few[:5, 0] = 0.75
-    calls, real = [], rig._ops
-
-    class Counted:
-        def __getattr__(self, attr):
-            calls.append(attr)
-            return getattr(real, attr)
-
-    for how, ob in objects.items():
-        select_only(ob)
-        rig.write_groups(ob, names, w)
-        calls.clear()
-        ob.vertex_groups.active_index = ob.vertex_groups["b"].index
-        ob.vertex_groups["c"].lock_weight = True
-        with monkeypatch.context() as patch:
-            patch.setattr(rig, "_ops", Counted() if how == "bulk" else None)  # None: VertexGroup.add per entry
-            rig.write_groups(ob, names, moved, previous=w)
-            assert calls == (["call"] * len(names) if how == "bulk" else []), "made anew only in bulk"
-            rig.write_groups(ob, names, few, previous=moved)
-            assert calls == (["call"] * len(names) if how == "bulk" else []), "a few changes added one by one"
-        assert ob.vertex_groups.active.name == "b"
-        assert ob.vertex_groups["c"].lock_weight and not ob.vertex_groups["a"].lock_weight
-        assert np.array_equal(bone_weights(ob, names), np.minimum(few, 1.0).astype(np.float32))
-
-
 def test_a_bulk_write_that_stops_part_way_falls_back_to_vertex_group_add_and_leaves_nothing_temporary(scene, vide,
                                                                                                         monkeypatch):
     """If Convert Attribute works for the first bone, then makes no group, then raises (its behaviour changed in

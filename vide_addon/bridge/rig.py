@@ -103,22 +103,15 @@ def write_groups(ob, names, weights, previous=None):
 
     Without `previous`, each group is made anew: an old one of that name is removed and the new one appended,
     in `names` order, the last one active. With the `previous` weights VIDE wrote, only the entries that
-    changed are touched (a live re-weight), unless so many changed that making every group anew is quicker
-    (`_rewrite`): then they are, keeping which group is active and which are locked. Other groups are left alone.
-    The weights are taken one column at a time (a vertex has a few bones: at 72k vertices and 60 bones the whole
-    dense array would be 35 MB).
+    changed are touched (a live re-weight). Other groups are left alone. The weights are taken one column at a
+    time (a vertex has a few bones: at 72k vertices and 60 bones the whole dense array would be 35 MB).
     """
-    weights, kept = sparse.csc_matrix(weights), None
-    if previous is not None:
-        previous = sparse.csc_matrix(previous)
-        if _rewrite(ob, weights, previous):
-            groups = ob.vertex_groups
-            active = groups.active.name if groups.active is not None else None
-            kept = active, [name for name in names if name in groups and groups[name].lock_weight]
-            previous = None
+    weights = sparse.csc_matrix(weights)
     if previous is None:
         done = _new_groups_by_attribute(ob, names, weights)
         names, weights = names[done:], weights[:, done:]
+    else:
+        previous = sparse.csc_matrix(previous)
     for col, name in enumerate(names):
         group = ob.vertex_groups.get(name)
         new = _column(weights, col)
@@ -140,29 +133,6 @@ def write_groups(ob, names, weights, previous=None):
         rows = rows[new[rows] != 1.0]
         for i, w in zip(rows.tolist(), new[rows].tolist()):
             add((i,), w, 'REPLACE')
-    if kept is not None:
-        active, locked = kept
-        for name in locked:
-            ob.vertex_groups[name].lock_weight = True
-        if active is not None and active in ob.vertex_groups:
-            ob.vertex_groups.active_index = ob.vertex_groups[active].index
-
-
-# What a live re-weight's writes cost, in microseconds (Blender 4.5, after one bone's smoothness changed, writes
-# alone, per entry / anew: the sample character, 8 groups, 8.5k entries changed, 10 / 1.2-1.9 ms; the 17k hand, 20
-# groups, 26k changed, 32 / 9.8 ms; the 63k hand, 60 groups, 33k changed, 48 / 55 ms): a VertexGroup.add per changed
-# entry, against Convert Attribute per group, per vertex of each group and per weight it stores (fitted to those).
-ADD_COST, GROUP_COST, VERTEX_COST, STORED_COST = 1.3, 20.0, 0.008, 0.16
-
-
-def _rewrite(ob, weights, previous):
-    """Whether making every group anew by Convert Attribute (`_new_groups_by_attribute`) is quicker than adding the
-    entries that changed from `previous` one by one (a smoothness change moves most weights of the bones near it)."""
-    if not _converts(ob):
-        return False
-    n, groups = weights.shape
-    anew = groups * (GROUP_COST + n * VERTEX_COST) + weights.nnz * STORED_COST
-    return (weights != previous).nnz * ADD_COST > anew
 
 
 def _column(weights, col):
@@ -181,7 +151,7 @@ def _new_groups_by_attribute(ob, names, weights):
     entries: 0.09 s against 0.56 s). The operator is called as bpy.ops calls it but without bpy.ops' view-layer
     update before and after, which re-evaluated the object and ran every depsgraph handler (VIDE's Auto Update
     among them) twice per group. Returns how many columns were written; the rest are for VertexGroup.add."""
-    if not names or not _converts(ob):
+    if _ops is None or not names or ob.mode != 'OBJECT':
         return 0
     attributes, groups = ob.data.attributes, ob.vertex_groups
     active = attributes.active.name if attributes.active is not None else None
@@ -207,11 +177,6 @@ def _new_groups_by_attribute(ob, names, weights):
     if done:
         groups.active_index = groups[names[done - 1]].index
     return done
-
-
-def _converts(ob):
-    """Whether `ob`'s groups can be written by Convert Attribute here (in Object Mode, with the operator call)."""
-    return _ops is not None and ob.mode == 'OBJECT'
 
 
 def _convert(ob, temporary, column, name, poll):
