@@ -14,7 +14,9 @@ one bone's smoothness changes.
 
 Targets (issue #13): both methods at least as fast as Automatic Weights on every mesh; Geodesic at least 3 times
 faster at 63k-70k vertices and 60 bones; live re-weight within 0.1 s at 20k vertices. This machine's clock is
-noisy, so times are the minimum of several runs, and only ratios within one run mean anything.
+noisy, so times are the minimum of several runs (`--repeats`, and at least SMALL_REPEATS on meshes under SMALL
+vertices, whose binds take tens of milliseconds: a minimum of 3 there moved by a few percent from run to run), and
+only ratios within one run mean anything.
 
     ./run bench            or    .venv/bpy-4.5/bin/python bench/weights.py [--repeats N] [--only NAME...]
 """
@@ -42,6 +44,7 @@ from rig import build_armature, rigged_character  # noqa: E402
 from stage import copy_of, import_plane, save_png, select  # noqa: E402
 
 FINGER, GAP, PALM, LENGTH, MARGIN = 28, 2, 60, 300, 10  # pixels
+SMALL, SMALL_REPEATS = 10_000, 10
 
 
 @dataclass
@@ -253,8 +256,8 @@ def main():
     args, _ = parser.parse_known_args()
     vide = dev_addon.enable()
     bpy.ops.wm.read_homefile(use_empty=True)
-    print(f"Blender {bpy.app.version_string}; seconds, min of {args.repeats} interleaved runs; x AW: how many times "
-          "faster than Automatic Weights")
+    print(f"Blender {bpy.app.version_string}; seconds, min of {args.repeats} interleaved runs (of at least "
+          f"{SMALL_REPEATS} under {SMALL:,} vertices); x AW: how many times faster than Automatic Weights")
     header = f"{'mesh':<10} {'verts':>7} {'bones':>5}  {'method':<18} {'seconds':>8} {'x AW':>6} {'max infl':>8} " \
              f"{'sum range':>17} {'unweighted':>10} {'leak':>7}"
     print(header + "\n" + "-" * len(header), flush=True)
@@ -266,7 +269,7 @@ def main():
             verts, bones = len(ob.data.vertices), len(arm.data.bones)
             runs = {how: [] for how in METHODS}
             stages, mf_stages = [], []
-            for _ in range(args.repeats):
+            for _ in range(args.repeats if verts >= SMALL else max(args.repeats, SMALL_REPEATS)):
                 for how in METHODS:
                     target = copy_of(ob)
                     runs[how].append(bind(target, arm, how))
