@@ -393,3 +393,28 @@ def test_bone_clearance_in_bands_is_the_distance_to_the_nearest_bone(shape):
     expected = np.sqrt((((d - t[:, :, None] * ab) ** 2).sum(axis=2)).min(axis=1))
     assert len(heads) >= smooth_weights.BAND_BONES
     assert np.abs(bone_clearance(pts, heads, tails) - expected).max() < 1e-12
+
+
+@pytest.mark.parametrize("radix", [True, False])
+def test_cotangent_laplacian_is_canonical_and_sums_each_triangles_entries(radix, monkeypatch):
+    """cotangent_laplacian, whether it sorts the sides by radix or leaves the duplicates to scipy, gives a canonical
+    matrix (one entry per edge and diagonal, rows sorted in each column) equal to each triangle's half cotangents
+    added edge by edge into a dense matrix, the diagonal the anchor less its row's other entries; on a mesh with an
+    edge in three triangles and a vertex in none."""
+    if not radix:
+        monkeypatch.setattr(smooth_weights, "RADIX_SIDES", 0)
+    pts, tris = polygon_mesh(LEGS, 6.0, jitter=0.3)
+    tris = np.vstack([tris, [[tris[0, 0], tris[0, 1], len(pts)]]])  # its edge 0-1 in a third triangle
+    pts = np.vstack([pts, pts[tris[0, 0]] + 1.0, [500.0, 500.0]])  # and a vertex in no triangle
+    anchor = np.random.default_rng(5).uniform(0.5, 2.0, len(pts))
+    _areas, half_cot = smooth_weights.triangle_terms(pts, tris)
+    expected = np.diag(anchor)
+    for (a, b, c), cots in zip(tris, half_cot):
+        for (i, j), cot in zip(((b, c), (c, a), (a, b)), cots):
+            expected[i, j] -= cot
+            expected[j, i] -= cot
+            expected[i, i] += cot
+            expected[j, j] += cot
+    matrix = smooth_weights.cotangent_laplacian(tris, half_cot, anchor)
+    assert matrix.format == "csc" and matrix.has_canonical_format and matrix.nnz == np.count_nonzero(expected)
+    assert np.abs(matrix.toarray() - expected).max() < 1e-12 * np.abs(expected).max()

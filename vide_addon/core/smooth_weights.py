@@ -84,6 +84,7 @@ SOLVE_COLUMNS = 8
 # Diffused weights under this are not kept. Only each row's few largest weights and its sum reach the result
 # (`weights.strongest`), and the rows sum to about 1, so the weights move by about bones x DROP at most.
 DROP = 1e-10
+RADIX_SIDES = 1 << 17  # triangle sides up to which `cotangent_laplacian` sorts by radix
 
 
 def triangle_terms(points, tris, finest=0.0):
@@ -108,14 +109,36 @@ def triangle_terms(points, tris, finest=0.0):
 
 def cotangent_laplacian(tris, half_cot, anchor):
     """K + diag(anchor) (n, n, CSC) for n = len(anchor), K the stiffness matrix with the cotangent weights of
-    `triangle_terms` (K @ ones = 0)."""
-    n, tris = len(anchor), tris.astype(np.int32)  # the matrix's own index type: int64 took 1.7 times as long (comb)
-    i, j = tris[:, [1, 2, 0]].ravel(), tris[:, [2, 0, 1]].ravel()
-    rows, cols, off = np.concatenate([i, j]), np.concatenate([j, i]), -np.tile(half_cot.ravel(), 2)
-    # One conversion, duplicates summed: the diagonal is minus the sum of its row's other entries.
-    diagonal = np.arange(n, dtype=np.int32)
-    vals = np.concatenate([off, anchor - np.bincount(rows, off, n)])
-    return sparse.csc_matrix((vals, (np.concatenate([rows, diagonal]), np.concatenate([cols, diagonal]))), (n, n))
+    `triangle_terms` (K @ ones = 0). Made canonical here (rows sorted in each column, one entry per edge) rather than
+    by scipy's sum of duplicates, which sorts each column of twice as many entries: the sides sorted by their ends and
+    summed per edge, then each column's entries above the diagonal, on it and below it put in place by one stable
+    sort by column, both by 16-bit radix passes (min of interleaved runs: sample character 1.1 -> 0.77 ms, 17k hand,
+    97k sides, 6.2 -> 4.9 ms). Past RADIX_SIDES those miss the cache and scipy's sorts, per column, are quicker (63k
+    hand, 361k sides: 22.6 against 23.7 ms)."""
+    n, corners = len(anchor), np.ascontiguousarray(tris.T, dtype=np.int32)  # the matrix's own index type
+    first, second = corners[[1, 2, 0]].ravel(), corners[[2, 0, 1]].ravel()  # the side opposite each corner
+    off, diagonal = -half_cot.T.ravel(), np.arange(n, dtype=np.int32)
+    if n > 1 << 16 or len(first) > RADIX_SIDES:  # the diagonal is minus the sum of its row's other entries
+        rows, columns, off = np.concatenate([first, second]), np.concatenate([second, first]), np.tile(off, 2)
+        values = np.concatenate([off, anchor - np.bincount(rows, off, n)])
+        return sparse.csc_matrix((values, (np.concatenate([rows, diagonal]), np.concatenate([columns, diagonal]))),
+                                 (n, n))
+    low, high = np.minimum(first, second), np.maximum(first, second)
+    order = np.lexsort((low.astype(np.uint16), high.astype(np.uint16)))
+    low, high = low[order], high[order]
+    new = np.empty(len(low), bool)
+    new[:1] = True
+    np.not_equal(low[1:], low[:-1], out=new[1:])
+    new[1:] |= high[1:] != high[:-1]
+    off = np.bincount(np.cumsum(new) - 1, off[order])  # per edge, by (high, low)
+    low, high = low[new], high[new]
+    # Each edge is above the diagonal in column `high` and below it in column `low`, in order of the other end.
+    columns = np.concatenate([high, diagonal, low])
+    order = np.argsort(columns.astype(np.uint16), kind="stable")
+    values = np.concatenate([off, anchor - np.bincount(low, off, n) - np.bincount(high, off, n), off])
+    indptr = np.zeros(n + 1, np.int32)
+    np.cumsum(np.bincount(columns, minlength=n), out=indptr[1:])
+    return sparse.csc_matrix((values[order], np.concatenate([low, diagonal, high])[order], indptr), (n, n))
 
 
 def bone_clearance(points, heads, tails):
