@@ -87,37 +87,36 @@ DROP = 1e-10
 RADIX_SIDES = 1 << 17  # triangle sides up to which `cotangent_laplacian` sorts by radix
 
 
-def triangle_terms(points, tris, finest=0.0):
-    """One pass over the triangles (t, 3) of points (n, 2): each vertex's lumped area (n,), a third of its triangles'
-    areas, and each triangle's half cotangent weights (t, 3), that of the edge opposite corner k (from corner k + 1
-    to k + 2) half the cotangent of the angle at k. A triangle whose longest edge h is under `finest` of the median
-    triangle's longest edge counts (finest × median / h)² times: as stiff as one of that size."""
-    # On coordinate columns, one per corner or side: row operations on (t, 3) arrays took 2.4 times as long (comb).
-    x, y = (np.ascontiguousarray(c) for c in np.asarray(points, float).T)
-    x, y = [x[c] for c in tris.T], [y[c] for c in tris.T]
+def triangle_terms(points, corners, finest=0.0):
+    """One pass over the triangles of points (n, 2), given by their corners (3, t): each vertex's lumped area (n,), a
+    third of its triangles' areas, and each triangle's half cotangent weights (3, t), that of the edge opposite corner
+    k (from corner k + 1 to k + 2) half the cotangent of the angle at k. A triangle whose longest edge h is under
+    `finest` of the median triangle's longest edge counts (finest × median / h)² times: as stiff as one of that size."""
+    # By rows of corners or sides: row operations on (t, 3) arrays took 2.4 times as long (comb).
+    x, y = (np.ascontiguousarray(c)[corners] for c in np.asarray(points, float).T)
     # Side k runs from corner k to corner k + 1; the angle at k is between side k and side k - 1 reversed.
-    sx, sy = [x[(k + 1) % 3] - x[k] for k in range(3)], [y[(k + 1) % 3] - y[k] for k in range(3)]
-    squared = [sx[k] * sx[k] + sy[k] * sy[k] for k in range(3)]
-    longest = np.sqrt(np.maximum(np.maximum(squared[0], squared[1]), squared[2]))
+    sx, sy = x[[1, 2, 0]] - x, y[[1, 2, 0]] - y
+    longest = np.sqrt((sx * sx + sy * sy).max(axis=0))
     finest = finest * np.median(longest) if len(longest) else 0.0
     stiffer = np.maximum(finest / np.maximum(longest, 1e-300), 1.0) ** 2
     twice_area = np.abs(sx[0] * sy[1] - sy[0] * sx[1])
-    areas = np.bincount(tris.ravel(), np.repeat(0.5 * twice_area / 3.0, 3), len(points))
-    dots = np.column_stack([-(sx[k] * sx[k - 1] + sy[k] * sy[k - 1]) for k in range(3)])
-    return areas, (0.5 * stiffer / np.maximum(twice_area, 1e-300))[:, None] * dots
+    areas = np.bincount(corners.ravel(), np.tile(0.5 * twice_area / 3.0, 3), len(points))
+    dots = -(sx * sx[[2, 0, 1]] + sy * sy[[2, 0, 1]])
+    return areas, (0.5 * stiffer / np.maximum(twice_area, 1e-300)) * dots
 
 
-def cotangent_laplacian(tris, half_cot, anchor):
-    """K + diag(anchor) (n, n, CSC) for n = len(anchor), K the stiffness matrix with the cotangent weights of
-    `triangle_terms` (K @ ones = 0). Made canonical here (rows sorted in each column, one entry per edge) rather than
-    by scipy's sum of duplicates, which sorts each column of twice as many entries: the sides sorted by their ends and
-    summed per edge, then each column's entries above the diagonal, on it and below it put in place by one stable
-    sort by column, both by 16-bit radix passes (min of interleaved runs: sample character 1.1 -> 0.77 ms, 17k hand,
-    97k sides, 6.2 -> 4.9 ms). Past RADIX_SIDES those miss the cache and scipy's sorts, per column, are quicker (63k
-    hand, 361k sides: 22.6 against 23.7 ms)."""
-    n, corners = len(anchor), np.ascontiguousarray(tris.T, dtype=np.int32)  # the matrix's own index type
+def cotangent_laplacian(corners, half_cot, anchor):
+    """K + diag(anchor) (n, n, CSC) for n = len(anchor), K the stiffness matrix of triangles given by their corners
+    (3, t; int32, the matrix's own index type) with the cotangent weights of `triangle_terms` (K @ ones = 0). Made
+    canonical here (rows sorted in each column, one entry per edge) rather than by scipy's sum of duplicates, which
+    sorts each column of twice as many entries: the sides sorted by their ends and summed per edge, then each
+    column's entries above the diagonal, on it and below it put in place by one stable sort by column, both by 16-bit
+    radix passes (min of interleaved runs: sample character 1.1 -> 0.77 ms, 17k hand, 97k sides, 6.2 -> 4.9 ms).
+    Past RADIX_SIDES those miss the cache and scipy's sorts, per column, are quicker (63k hand, 361k sides: 22.6
+    against 23.7 ms)."""
+    n = len(anchor)
     first, second = corners[[1, 2, 0]].ravel(), corners[[2, 0, 1]].ravel()  # the side opposite each corner
-    off, diagonal = -half_cot.T.ravel(), np.arange(n, dtype=np.int32)
+    off, diagonal = -half_cot.ravel(), np.arange(n, dtype=np.int32)
     if n > 1 << 16 or len(first) > RADIX_SIDES:  # the diagonal is minus the sum of its row's other entries
         rows, columns, off = np.concatenate([first, second]), np.concatenate([second, first]), np.tile(off, 2)
         values = np.concatenate([off, anchor - np.bincount(rows, off, n)])
@@ -268,10 +267,11 @@ class JointBlend:
         inner = np.flatnonzero(inner if coarse is None else inner[self.nodes])
         d[inner] = held_widths(at[inner], points[outline], d[inner], width_floor)
         d = np.clip(d, 1e-3 * size, size)
-        areas, half_cot = triangle_terms(at, tris, FINEST)
+        corners = np.ascontiguousarray(tris.T, dtype=np.int32)
+        areas, half_cot = triangle_terms(at, corners, FINEST)
         mass = np.maximum(areas, 1e-12 * size * size)  # vertices in no triangle keep their weights
         self.anchor = mass * strength / (d * d)
-        self.matrix = cotangent_laplacian(tris, half_cot, self.anchor)
+        self.matrix = cotangent_laplacian(corners, half_cot, self.anchor)
         self.zone, self.reach = zone, reach
         self._at, self._per_length, self._lengths = at, np.sqrt(strength) / d, None  # diffusion length: d / √strength
         self._seeds = self._diffused = self._solve = self._mixed = None
@@ -443,9 +443,10 @@ def _factored(matrix):
     """The solve of a symmetric positive definite sparse matrix: no pivoting, a fill-reducing order of A + Aᵀ (half
     the fill of COLAMD), and panels of one column: the factorization's CPU time, min of interleaved runs, on the
     sample character's matrix 3.9 -> 3.0 ms, the 17k hand's 19.7 -> 13.0 ms, the whole comb's 42 -> 24 ms (SuperLU's
-    default panels; the same factors to round-off)."""
-    return splu(sparse.csc_matrix(matrix), permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0, panel_size=1,
-                options={"SymmetricMode": True}).solve
+    default panels; the same factors to round-off). A CSR matrix (a zone's) is its own transpose, CSC with the same
+    arrays: not converted."""
+    return splu(matrix if matrix.format == "csc" else matrix.T, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0,
+                panel_size=1, options={"SymmetricMode": True}).solve
 
 
 def _smoothed(interpolation, tris, n, rounds=2):
