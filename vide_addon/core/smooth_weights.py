@@ -130,6 +130,7 @@ def cotangent_laplacian(corners, half_cot, anchor):
     np.not_equal(low[1:], low[:-1], out=new[1:])
     new[1:] |= high[1:] != high[:-1]
     off = np.bincount(np.cumsum(new) - 1, off[order])  # per edge, by (high, low)
+    new = np.flatnonzero(new)  # each edge's first side: taken, not masked (4 times as quick)
     low, high = low[new], high[new]
     # Each edge is above the diagonal in column `high` and below it in column `low`, in order of the other end.
     columns = np.concatenate([high, diagonal, low])
@@ -198,7 +199,9 @@ def held_widths(points, outline, d, width_floor, per_cell=16):
     where it can exceed d. An upper bound of that distance first, to the outline point nearest the centre of the
     point's cell in a grid of about n / per_cell cells; on the comb of bench/weights.py 36% of the points are then
     looked up, and it takes 24 ms instead of 34."""
-    tree = cKDTree(outline, balanced_tree=False)  # built in half the time (comb), found the same
+    # Built in half the time (comb), found the same; leaves of 32 points, boxes not shrunk to them: the sample
+    # character 0.53 -> 0.48 ms, the 17k hand 3.5 -> 3.2 ms.
+    tree = cKDTree(outline, leafsize=32, balanced_tree=False, compact_nodes=False)
     x, y = (np.ascontiguousarray(c) for c in np.asarray(points, float).T)
     if len(x) == 0 or len(outline) == 0:
         return np.maximum(d, width_floor * tree.query(points)[0])
@@ -279,7 +282,8 @@ class JointBlend:
     def __call__(self, seeds, max_influences, prune):
         """Weights (n, bones, CSR) from seeds (at `nodes`, bones; an array or a sparse matrix; rows need not sum to 1):
         diffused, normalized, limited to `max_influences` and pruned without jumps (`weights.strongest`)."""
-        seeds = sparse.csr_matrix(seeds, dtype=np.float64)
+        if not (sparse.isspmatrix_csr(seeds) and seeds.dtype == np.float64):  # as made (`meshfree_seeds`): kept
+            seeds = sparse.csr_matrix(seeds, dtype=np.float64)
         seeds.sum_duplicates()  # canonical, so that != compares entry by entry
         if self._seeds is None or self._seeds.shape != seeds.shape:
             self._mixed = None  # a zone for these seeds alone
@@ -499,8 +503,7 @@ def exponential_seeds(dist, smoothness):
 def meshfree_seeds(weights):
     """Seeds (n, bones, CSR) for blending Meshfree C² weights (n, bones): w^MESHFREE_POWER, larger where bones share
     a vertex, so the blend starts from softer joints (the blend normalizes the rows). Round-off below 0 counts as 0.
-    Only the weights' nonzeros are raised (a vertex has a few bones)."""
-    seeds = to_csr(np.asarray(weights, np.float64))
-    np.power(np.maximum(seeds.data, 0.0), MESHFREE_POWER, out=seeds.data)
-    seeds.eliminate_zeros()
-    return seeds
+    Only the weights above 0 are raised and kept (a vertex has a few bones)."""
+    flat = np.ascontiguousarray(weights, np.float64).reshape(-1)
+    at = np.flatnonzero(flat > 0.0)
+    return flat_csr(at, np.power(flat[at], MESHFREE_POWER), np.shape(weights))
