@@ -84,7 +84,7 @@ SOLVE_COLUMNS = 8
 # Diffused weights under this are not kept. Only each row's few largest weights and its sum reach the result
 # (`weights.strongest`), and the rows sum to about 1, so the weights move by about bones x DROP at most.
 DROP = 1e-10
-RADIX_SIDES = 1 << 17  # triangle sides up to which `cotangent_laplacian` sorts by radix
+RADIX_SIDES = 1 << 15  # triangle sides up to which `cotangent_laplacian` sorts by radix
 
 
 def triangle_terms(points, corners, finest=0.0):
@@ -108,21 +108,39 @@ def triangle_terms(points, corners, finest=0.0):
 def cotangent_laplacian(corners, half_cot, anchor):
     """K + diag(anchor) (n, n, CSC) for n = len(anchor), K the stiffness matrix of triangles given by their corners
     (3, t; int32, the matrix's own index type) with the cotangent weights of `triangle_terms` (K @ ones = 0). Made
-    canonical here (rows sorted in each column, one entry per edge) rather than by scipy's sum of duplicates, which
-    sorts each column of twice as many entries: the sides sorted by their ends and summed per edge, then each
-    column's entries above the diagonal, on it and below it put in place by one stable sort by column, both by 16-bit
-    radix passes (min of interleaved runs: sample character 1.1 -> 0.77 ms, 17k hand, 97k sides, 6.2 -> 4.9 ms).
-    Past RADIX_SIDES those miss the cache and scipy's sorts, per column, are quicker (63k hand, 361k sides: 22.6
-    against 23.7 ms)."""
+    canonical here (rows sorted in each column, one entry per edge), not by scipy's sum of duplicates over both
+    halves, which sorted each column of twice as many entries: the sides summed per edge below the diagonal, those
+    put in order, then each column's entries above the diagonal, on it and below it put in place. Of up to
+    RADIX_SIDES sides by 16-bit radix sorts (`_by_radix`); of more (those sorts then miss the cache), by scipy's sum
+    of duplicates below the diagonal only and its conversion to columns. Min of interleaved runs, before -> after:
+    sample character (13k sides) 0.70 -> 0.64 ms, 17k hand 7.1 -> 3.9 ms, 63k hand 32 -> 13 ms, comb 26 -> 13 ms,
+    203k hand 68 -> 45 ms."""
     n = len(anchor)
     first, second = corners[[1, 2, 0]].ravel(), corners[[2, 0, 1]].ravel()  # the side opposite each corner
-    off, diagonal = -half_cot.ravel(), np.arange(n, dtype=np.int32)
-    if n > 1 << 16 or len(first) > RADIX_SIDES:  # the diagonal is minus the sum of its row's other entries
-        rows, columns, off = np.concatenate([first, second]), np.concatenate([second, first]), np.tile(off, 2)
-        values = np.concatenate([off, anchor - np.bincount(rows, off, n)])
-        return sparse.csc_matrix((values, (np.concatenate([rows, diagonal]), np.concatenate([columns, diagonal]))),
-                                 (n, n))
     low, high = np.minimum(first, second), np.maximum(first, second)
+    off = -half_cot.ravel()
+    if len(first) <= RADIX_SIDES and n <= 1 << 16:
+        return _by_radix(low, high, off, anchor)
+    lower = sparse.csr_matrix((off, (high, low)), (n, n))  # each edge once, summed, below the diagonal
+    upper = lower.tocsc()  # the same entries by column: each row's entries right of the diagonal, in order
+    left, right = np.diff(lower.indptr), np.diff(upper.indptr)
+    indptr = np.zeros(n + 1, np.int32)
+    np.cumsum(left + right + 1, out=indptr[1:])
+    at_diagonal = indptr[:-1] + left
+    indices, values = np.empty(indptr[-1], np.int32), np.empty(indptr[-1])
+    indices[at_diagonal] = np.arange(n, dtype=np.int32)
+    values[at_diagonal] = anchor - np.bincount(low, off, n) - np.bincount(high, off, n)  # less its row's other entries
+    for part, counts, starts in ((lower, left, indptr[:-1]), (upper, right, at_diagonal + 1)):
+        at = np.arange(part.nnz) + np.repeat(starts - part.indptr[:-1], counts)
+        indices[at], values[at] = part.indices, part.data
+    return sparse.csc_matrix((values, indices, indptr), (n, n))  # symmetric: its rows are its columns
+
+
+def _by_radix(low, high, off, anchor):
+    """`cotangent_laplacian` of sides (low, high) with values `off`, by 16-bit radix sorts: the sides by their ends and
+    summed per edge, then each edge's entries above the diagonal, in column `high`, and below it, in column `low`, put
+    in place by one stable sort by column."""
+    n = len(anchor)
     order = np.lexsort((low.astype(np.uint16), high.astype(np.uint16)))
     low, high = low[order], high[order]
     new = np.empty(len(low), bool)
@@ -131,14 +149,13 @@ def cotangent_laplacian(corners, half_cot, anchor):
     new[1:] |= high[1:] != high[:-1]
     off = np.bincount(np.cumsum(new) - 1, off[order])  # per edge, by (high, low)
     new = np.flatnonzero(new)  # each edge's first side: taken, not masked (4 times as quick)
-    low, high = low[new], high[new]
-    # Each edge is above the diagonal in column `high` and below it in column `low`, in order of the other end.
+    low, high, diagonal = low[new], high[new], np.arange(n, dtype=np.int32)
     columns = np.concatenate([high, diagonal, low])
     order = np.argsort(columns.astype(np.uint16), kind="stable")
-    values = np.concatenate([off, anchor - np.bincount(low, off, n) - np.bincount(high, off, n), off])
     indptr = np.zeros(n + 1, np.int32)
     np.cumsum(np.bincount(columns, minlength=n), out=indptr[1:])
-    return sparse.csc_matrix((values[order], np.concatenate([low, diagonal, high])[order], indptr), (n, n))
+    values = np.concatenate([off, anchor - np.bincount(low, off, n) - np.bincount(high, off, n), off])[order]
+    return sparse.csc_matrix((values, np.concatenate([low, diagonal, high])[order], indptr), (n, n))
 
 
 def bone_clearance(points, heads, tails):
