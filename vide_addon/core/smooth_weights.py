@@ -207,10 +207,10 @@ def _nearest_squared(z, heads, tails, best=None):
     for (ax, ay), (bx, by) in zip(heads, tails):
         ab = complex(bx - ax, by - ay)
         np.subtract(z, complex(ax, ay), out=w)
-        if ab:
-            w *= ab.conjugate() / abs(ab)
         along = w.real  # a view: the distance past either end, in place
-        along -= np.clip(along, 0.0, abs(ab), out=beyond)
+        if ab:  # a point (Meshfree C²'s joints: 4 of the character's 12) is measured to as it is
+            w *= ab.conjugate() / abs(ab)
+            along -= np.clip(along, 0.0, abs(ab), out=beyond)
         np.minimum(best, along * along + w.imag * w.imag, out=best)
     return best
 
