@@ -117,8 +117,8 @@ def cotangent_laplacian(corners, half_cot, anchor):
     put in order, then each column's entries above the diagonal, on it and below it put in place. Of up to
     RADIX_SIDES sides by 16-bit radix sorts (`_by_radix`); of more (those sorts then miss the cache), by scipy's sum
     of duplicates below the diagonal only and its conversion to columns. Min of interleaved runs, before -> after:
-    sample character (13k sides) 0.70 -> 0.64 ms, 17k hand 7.1 -> 3.9 ms, 63k hand 32 -> 13 ms, comb 26 -> 13 ms,
-    203k hand 68 -> 45 ms."""
+    sample character (13k sides) 0.75 -> 0.70 ms, 17k hand 7.4 -> 4.2 ms, 63k hand 29 -> 20 ms, comb 29 -> 16 ms,
+    203k hand 78 -> 55 ms."""
     n = len(anchor)
     first, second = corners[[1, 2, 0]].ravel(), corners[[2, 0, 1]].ravel()  # the side opposite each corner
     low, high = np.minimum(first, second), np.maximum(first, second)
