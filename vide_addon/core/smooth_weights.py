@@ -297,11 +297,10 @@ class JointBlend:
         inner = np.flatnonzero(inner if coarse is None else inner[self.nodes])
         d[inner] = held_widths(at[inner], points[outline], d[inner], width_floor)
         d = np.clip(d, 1e-3 * size, size)
-        corners = np.ascontiguousarray(tris.T, dtype=np.int32)
-        areas, half_cot = triangle_terms(at, corners, FINEST)
+        areas, half_cot = triangle_terms(at, tris.T, FINEST)  # gathers by int64 (numpy's own) indices
         mass = np.maximum(areas, 1e-12 * size * size)  # vertices in no triangle keep their weights
         self.anchor = mass * strength / (d * d)
-        self.matrix = cotangent_laplacian(corners, half_cot, self.anchor)
+        self.matrix = cotangent_laplacian(np.ascontiguousarray(tris.T, dtype=np.int32), half_cot, self.anchor)
         self.zone, self.reach = zone, reach
         self._at, self._per_length, self._lengths = at, np.sqrt(strength) / d, None  # diffusion length: d / √strength
         self._seeds = self._diffused = self._solve = self._mixed = None
