@@ -93,7 +93,7 @@ def triangle_terms(points, corners, finest=0.0):
     k (from corner k + 1 to k + 2) half the cotangent of the angle at k. A triangle whose longest edge h is under
     `finest` of the median triangle's longest edge counts (finest × median / h)² times: as stiff as one of that size."""
     # On coordinate columns, one per corner or side: row operations on (t, 3) arrays took 2.4 times as long (comb),
-    # and on (3, t) arrays the 203k hand's temporaries cost 1,400 more page faults (34 -> 45 ms).
+    # on (3, t) arrays 0.27 ms against 0.24 (the sample character).
     x, y = (np.ascontiguousarray(c) for c in np.asarray(points, float).T)
     x, y = [x[c] for c in corners], [y[c] for c in corners]
     # Side k runs from corner k to corner k + 1; the angle at k is between side k and side k - 1 reversed.
