@@ -87,7 +87,7 @@ class Domain:
     # (n, nodes) with thinned nodes: each vertex as a blend of nodes (rows sum to 1; empty: it sees no node)
     interpolation: csr_matrix = None
     wedges: tuple = None  # per corner, for leaving a vertex in a direction (`_wedges`; made as walks need them)
-    steps: tuple = None  # per side 3 t + k, the next side of its triangle and the side across it (`_sides`)
+    steps: tuple = None  # per side 3 t + k, the next side of its triangle and the side across it (`_sides`, `_steps`)
     crossings: tuple = None  # per side, the vertex across it and the next sides (`_crossings`; on the first walk)
     outside: np.ndarray = None  # clearance grid cells wholly outside the mesh (`_outside_cells`; on the first test)
     outline: object = None  # with thinned nodes, the outline's edges in a grid (meshfree.Outline), for `visible`
@@ -107,7 +107,7 @@ class Domain:
         area = (x[j] - x[i]) * (y[k] - y[i]) - (y[j] - y[i]) * (x[k] - x[i])
         flip = area < 0
         tris = np.column_stack([i, np.where(flip, k, j), np.where(flip, j, k)])  # all counter-clockwise
-        edges, boundary, steps = _sides(tris, len(points))
+        edges, boundary, steps = _sides(tris, len(points), links)
         if len(boundary) == 0:
             raise VideError("it has no outline (every edge joins two faces): VIDE weights flat cutout meshes.")
         clear = Clearance(points, points[boundary[:, 0]], points[boundary[:, 1]])
@@ -124,6 +124,12 @@ class Domain:
             domain.graph = domain._links()
         stages.lap("graph")
         return domain
+
+    def _steps(self):
+        """`steps`, made on first use without links (Meshfree never walks: 0.15 ms of the sample character's bind)."""
+        if self.steps is None:
+            self.steps = _sides(self.tris, len(self.points))[2]
+        return self.steps
 
     def _corners(self):
         """At each boundary vertex, the direction along its outgoing boundary edge and the angle the mesh
@@ -300,7 +306,7 @@ class Domain:
     def _folded(self):
         """Whether triangles fold over (two on one side of an edge) or more than two share an edge."""
         if self.folded is None:
-            twin, flat = self.steps[1], self.tris.ravel()
+            twin, flat = self._steps()[1], self.tris.ravel()
             inner = twin >= 0
             self.folded = bool(np.count_nonzero(inner) + len(self.boundary) != len(flat)
                                or np.any(inner & (flat[np.maximum(twin, 0)] == flat)))
@@ -353,7 +359,7 @@ class Domain:
         the rounding tolerance); blocked where it would cross the outline or leave the mesh at a vertex. Exact,
         and its cost grows only with the triangles the segment crosses."""
         pts, flat, tol = self.points, self.tris.ravel(), self.tolerance
-        twin = self.steps[1]
+        twin = self._steps()[1]
         if self.crossings is None:
             self.crossings = _crossings(flat, self.steps)
         ahead, next_right, next_left = self.crossings
@@ -432,7 +438,7 @@ class Domain:
         pick = np.flatnonzero(miss == np.repeat(best, count[has]))
         pick = pick[np.r_[True, row[pick][1:] != row[pick][:-1]]]
         c, query = corner[pick], qs[row[pick]]
-        follow, flat = self.steps[0], self.tris.ravel()
+        follow, flat = self._steps()[0], self.tris.ravel()
         u, v = flat[follow[c]], flat[follow[follow[c]]]  # the vertices after and before it
         at, dx, dy, target = a[row[pick]], ux[query], uy[query], j[query]
         ux_, uy_, vx, vy = x[u] - x[at], y[u] - y[at], x[v] - x[at], y[v] - y[at]  # from the vertex to u and v
@@ -460,7 +466,7 @@ class Domain:
         start, opening, done = self.wedges
         new = corner[~done[corner]]
         if len(new):
-            follow, flat = self.steps[0], self.tris.ravel()
+            follow, flat = self._steps()[0], self.tris.ravel()
             after = follow[new]
             at, after, before = flat[new], flat[after], flat[follow[after]]
             ax, ay = x[at], y[at]
@@ -494,10 +500,11 @@ class Domain:
         return points_in_edges(np.asarray(pts, float), a, b)
 
 
-def _sides(tris, n):
+def _sides(tris, n, steps=True):
     """The edges of triangles (t, 3) over n vertices, the boundary edges (directed with their triangle on the
     left), and per side 3 t + k (side k runs from corner k to corner k + 1): the next side of the same triangle,
-    and the same side in the triangle across it (-1: none), so that a walk steps with two lookups."""
+    and the same side in the triangle across it (-1: none), so that a walk steps with two lookups (None unless
+    `steps`)."""
     t = len(tris)
     # Side k of triangle t as row k t + t, on columns (gathers from rows of an (n, 2) array are slow): from corner
     # k to corner k + 1.
@@ -517,6 +524,10 @@ def _sides(tris, n):
     sorted_key = key[order]
     start = np.flatnonzero(np.r_[True, sorted_key[1:] != sorted_key[:-1]])
     count = np.diff(np.r_[start, len(key)])
+    edge, outline = order[start], np.sort(order[start[count == 1]])
+    edges, boundary = np.column_stack([first[edge], second[edge]]), np.column_stack([first[outline], second[outline]])
+    if not steps:
+        return edges, boundary, None
     # The two sides on one edge, each the other's twin, numbered 3 t + k, only for those.
     side = (3 * np.arange(t) + np.arange(3)[:, None]).ravel()
     pair = start[count == 2]
@@ -524,9 +535,7 @@ def _sides(tris, n):
     twin = np.full(3 * t, -1)
     twin[one], twin[two] = two, one
     follow = np.tile(np.array([1, 1, -2]), t) + np.arange(3 * t)
-    edge, outline = order[start], np.sort(order[start[count == 1]])
-    return (np.column_stack([first[edge], second[edge]]), np.column_stack([first[outline], second[outline]]),
-            (follow, twin))
+    return edges, boundary, (follow, twin)
 
 
 def _crossings(flat, steps):
