@@ -676,10 +676,10 @@ class Clearance:
         count = np.maximum(np.ceil(length / self.cell).astype(np.int64), 1)
         edge = np.repeat(np.arange(len(a)), count)
         t = (np.arange(count.sum()) - np.repeat(np.cumsum(count) - count, count)) / count[edge]
-        samples = a[edge] + t[:, None] * (b - a)[edge]
+        (ax, ay), (dx, dy) = a.T, (b - a).T  # on columns: gathers from rows are slow
         self.shape = np.floor(extent / self.cell).astype(np.int64) + 1
         free = np.ones(self.shape, bool)
-        free.ravel()[self._cells(samples[:, 0], samples[:, 1])[0]] = False
+        free.ravel()[self._cells(ax[edge] + t * dx[edge], ay[edge] + t * dy[edge])[0]] = False
         self.grid = ndimage.distance_transform_edt(free) * self.cell
         # A point and a sample each lie within half a cell diagonal of their cell centres; samples are at
         # most half a piece from their edge.
