@@ -241,10 +241,10 @@ class Lattice:
         self.row, self.col = row[off], col[off]  # each point's grid row and column
         self.points, self.clear, self.origin, self.spacing = pts[off], clear[off], np.array([gx[0], gy[0]]), spacing
         self.gx, self.gy = gx, gy  # the grid columns' and rows' coordinates
-        # The points' coordinates and clearances as columns, ending with a point at infinity: the one that empty grid
-        # nodes (index -1) name, which no search need filter out.
-        self.x, self.y = np.append(self.points[:, 0], np.inf), np.append(self.points[:, 1], np.inf)
-        self.clear_or_none = np.append(self.clear, 0.0)
+        # The points' coordinates and clearances as columns (x, y, clear), ending with a point at infinity: the one
+        # that empty grid nodes (index -1) name, which searches need not filter out.
+        self.columns = (np.append(self.points[:, 0], np.inf), np.append(self.points[:, 1], np.inf),
+                        np.append(self.clear, 0.0))
         # At each node of the padded grid (row by row), its lattice point (-1: none); each lattice point's node.
         self.shape, pad = np.array([len(gy), len(gx)]), self.PAD
         self.width = len(gx) + 2 * pad
@@ -325,7 +325,7 @@ def _fill_thin_parts(outline, tris, lattice, spacing):
     if len(lattice):
         # Most centres (those deep inside) see the lattice point at their nearest grid node, the domain's clearance
         # bound alone covering the step: the rest of the work is left to the others (sample character: 4,422 -> 1,701).
-        lx, ly, lattice_clear = lattice.x, lattice.y, lattice.clear_or_none
+        lx, ly, lattice_clear = lattice.columns
         node = lattice.nearest_node(centres)
         near = lattice.index[node]
         rest = np.flatnonzero(_length(px - lx[near], py - ly[near]) > np.minimum(clear + lattice_clear[near], radius))
@@ -358,9 +358,10 @@ def _sees_any(outline, pts, clear, lattice, node, radius):
     diagonal of `node`: no k-d tree. (Tried first, the nearest leaves twice as much of the step to trace, and on the
     sample character, 2 of the 406 traced points for a second call: 0.2 ms more.)"""
     near = lattice.index[node[:, None] + lattice.shifts(radius / lattice.spacing + np.sqrt(0.5))]
-    gap = _length(lattice.x[near] - pts[:, None, 0], lattice.y[near] - pts[:, None, 1])
+    lx, ly, lattice_clear = lattice.columns
+    gap = _length(lx[near] - pts[:, None, 0], ly[near] - pts[:, None, 1])
     within = gap <= radius
-    reach = lattice.clear_or_none[near]
+    reach = lattice_clear[near]
     row = np.arange(len(pts))
     first = np.argmax(np.where(within, reach - gap, -np.inf), axis=1)
     seen = within[row, first]
