@@ -322,28 +322,30 @@ def _fill_thin_parts(outline, tris, lattice, spacing):
     ax, ay, bx, by, cx, cy = x[a], y[a], x[b], y[b], x[c], y[c]
     px, py = (ax + bx + cx) / 3.0, (ay + by + cy) / 3.0
     centres = np.stack([px, py], axis=1)
-    clear = outline.domain.clear.at(centres)
     rest = np.arange(len(centres))
     radius = 1.5 * spacing
     if len(lattice):
-        # Most centres (those deep inside) see the lattice point at their nearest grid node, the domain's clearance
-        # bound alone covering the step: the rest of the work is left to the others (sample character: 4,422 -> 1,701).
+        # Most centres (those deep inside) see the lattice point at their nearest grid node, its clear disk alone
+        # covering the step: the rest of the work is left to the others (sample character: 4,422 -> 1,705), and so is
+        # the measure of their own clearance (sample character 0.02-0.05 ms less than for all).
         lx, ly, lattice_clear = lattice.columns
         node = lattice.nearest_node(centres)
         near = lattice.index[node]
-        rest = np.flatnonzero(_length(px - lx[near], py - ly[near]) > np.minimum(clear + lattice_clear[near], radius))
+        rest = np.flatnonzero(_length(px - lx[near], py - ly[near]) > np.minimum(lattice_clear[near], radius))
+    clear = outline.domain.clear.at(centres[rest])
     # No outline edge enters a triangle, so its centre is a third of its least height or more from the outline.
     ax, ay, bx, by, cx, cy = ax[rest], ay[rest], bx[rest], by[rest], cx[rest], cy[rest]
     sides = np.maximum(np.maximum(_length(bx - ax, by - ay), _length(cx - bx, cy - by)), _length(ax - cx, ay - cy))
     twice_area = np.abs((bx - ax) * (cy - ay) - (by - ay) * (cx - ax))
-    clear[rest] = np.maximum(clear[rest], twice_area / (3.0 * np.maximum(sides, 1e-300)))
-    rest = rest[_off_outline(outline, centres[rest], spacing, clear[rest])]
+    clear = np.maximum(clear, twice_area / (3.0 * np.maximum(sides, 1e-300)))
+    off = _off_outline(outline, centres[rest], spacing, clear)
+    rest, clear = rest[off], clear[off]
     if len(lattice):
         # Most of the others see a lattice point at their nearest grid node or one of its 8 neighbours, their clear
         # disks covering the step: the search is left to the rest. (On columns kept for the centres left, with empty
         # nodes not filtered out, and `_length`: the whole search on the sample character 1.54 -> 1.2 ms.)
         shifts = lattice.shifts(np.sqrt(2.0))
-        rx, ry, rclear, rnode = px[rest], py[rest], clear[rest], node[rest]
+        rx, ry, rclear, rnode = px[rest], py[rest], clear, node[rest]
         for shift in np.concatenate([[0], shifts[shifts != 0]]):
             near = lattice.index[rnode + shift]
             left = _length(rx - lx[near], ry - ly[near]) > np.minimum(rclear + lattice_clear[near], radius)
