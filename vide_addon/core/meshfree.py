@@ -21,7 +21,7 @@ from scipy.sparse.csgraph import dijkstra
 from scipy.spatial import cKDTree
 
 from .errors import VideError
-from .geodesic import Domain, Stages, _touch_xy, one_per_cell
+from .geodesic import Domain, Stages, _touch_xy, median, one_per_cell
 from .weights import bezier_falloff
 
 LINK_RADIUS = 2.3  # in lattice spacings: links in 16 directions, graph distances within 3% of straight ones
@@ -497,7 +497,7 @@ class Outline:
         self.length = np.maximum(np.hypot(self.bx - self.ax, self.by - self.ay), 1e-300)
         self.lo = np.array([lo[:, 0].min(), lo[:, 1].min()])  # on columns: quicker
         extent = np.array([hi[:, 0].max(), hi[:, 1].max()]) - self.lo
-        edge_length = float(np.median(self.length))
+        edge_length = median(self.length)
         self.cell = max(min(float(cell), 2.0 * edge_length), float(extent.max()) / 512, 1e-12)
         self.shape = np.floor(extent / self.cell).astype(np.int64) + 1
         edge, key = self._cells(lo, hi)
