@@ -21,7 +21,7 @@ from scipy.sparse.csgraph import dijkstra
 from scipy.spatial import cKDTree
 
 from .errors import VideError
-from .geodesic import Domain, Stages, _touch_xy, one_per_cell
+from .geodesic import Domain, Stages, _touch_xy, median, one_per_cell
 from .weights import bezier_falloff
 
 LINK_RADIUS = 2.3  # in lattice spacings: links in 16 directions, graph distances within 3% of straight ones
@@ -64,12 +64,13 @@ class Samples:
         stages = Stages()
         domain = Domain.from_mesh(points, tris, links=False)
         outline = Outline(domain, spacing)
-        lattice = Lattice(outline, spacing)
+        extra = np.asarray(extra, float).reshape(-1, 2)
+        lattice = Lattice(outline, spacing, extra)
         thin = _fill_thin_parts(outline, tris, lattice, spacing)
         lattice_pts = np.vstack([lattice.points, thin])
-        extra = np.asarray(extra, float).reshape(-1, 2)
         pts = np.vstack([lattice_pts, extra])
-        clear = np.concatenate([lattice.clear, outline.clearance(np.vstack([thin, extra]), LINK_RADIUS * spacing)])
+        thin_clear = outline.clearance(thin, LINK_RADIUS * spacing) if len(thin) else np.zeros(0)
+        clear = np.concatenate([lattice.clear, thin_clear, lattice.others_clear])
         # Unbalanced: built quicker, queried as fast (the same neighbours, equally near ones perhaps in another order;
         # sample character 0.27 -> 0.17 ms to build).
         tree = cKDTree(pts, balanced_tree=False, compact_nodes=False)
@@ -220,13 +221,14 @@ class Lattice:
     """Square-lattice points inside the mesh, off its outline, centred on its bounding box: a shape that is
     mirror-symmetric about a vertical or horizontal axis gets a mirror-symmetric lattice. Kept with the grid, so
     that the lattice points near a point are found by rounding (no k-d tree over many points), and with the
-    points' clearance (`Outline.clearance`), which also tells most of them off the outline."""
+    points' clearance (`Outline.clearance`), which also tells most of them off the outline; and the clearance of
+    `others` (the handles' samples), measured with theirs (in one k-d tree query: sample character 0.1 ms less)."""
 
     # Empty grid nodes round the grid, so that offsets of up to a link's reach and half a cell (3 columns or rows),
     # from a node up to one beyond the grid (`nearest_node`), need no bound checks.
     PAD = int(np.ceil(LINK_RADIUS + 0.5)) + 1
 
-    def __init__(self, outline, spacing):
+    def __init__(self, outline, spacing, others=np.zeros((0, 2))):
         domain = outline.domain
         x, y = domain.points[:, 0], domain.points[:, 1]  # on columns: (n, 2).min(axis=0) takes 0.2 ms
         lo, hi = np.array([x.min(), y.min()]), np.array([x.max(), y.max()])
@@ -236,17 +238,27 @@ class Lattice:
         gy = centre[1] + np.arange(-half[1], half[1] + 1) * spacing
         row, col = np.nonzero(_inside_grid(gx, gy, outline.a, outline.b))  # the nodes inside, row by row
         pts = np.column_stack([gx[col], gy[row]])
-        clear = outline.clearance(pts, LINK_RADIUS * spacing)  # a link's reach: its test needs no more
+        clear = outline.clearance(np.vstack([pts, others]), LINK_RADIUS * spacing)  # a link's reach: no more needed
+        clear, self.others_clear = clear[:len(pts)], clear[len(pts):]
         off = _off_outline(outline, pts, spacing, clear)
-        row, col = row[off], col[off]
+        self.row, self.col = row[off], col[off]  # each point's grid row and column
         self.points, self.clear, self.origin, self.spacing = pts[off], clear[off], np.array([gx[0], gy[0]]), spacing
+        self.gx, self.gy = gx, gy  # the grid columns' and rows' coordinates
+        # The points' coordinates and clearances as columns (x, y, clear), ending with a point at infinity: the one
+        # that empty grid nodes (index -1) name, which searches need not filter out.
+        self.columns = (np.append(self.points[:, 0], np.inf), np.append(self.points[:, 1], np.inf),
+                        np.append(self.clear, 0.0))
         # At each node of the padded grid (row by row), its lattice point (-1: none); each lattice point's node.
         self.shape, pad = np.array([len(gy), len(gx)]), self.PAD
         self.width = len(gx) + 2 * pad
         index = np.full((len(gy) + 2 * pad, self.width), -1)
-        self.node = (row + pad) * self.width + col + pad
+        self.node = (self.row + pad) * self.width + self.col + pad
         index.ravel()[self.node] = np.arange(len(self.points))
         self.index = index.ravel()
+        # The offsets to the nodes at most PAD - 1 columns and rows away, and their squared lengths in spacings, for
+        # `shifts` (a few calls a bind, each 20 µs when made anew).
+        dx = np.arange(1 - pad, pad)
+        self.offsets, self.squared = (dx[:, None] * self.width + dx).ravel(), (dx[:, None] ** 2 + dx**2).ravel()
 
     def __len__(self):
         return len(self.points)
@@ -263,9 +275,7 @@ class Lattice:
     def shifts(self, reach):
         """Offsets from a node to the nodes within `reach` spacings of it (at most `PAD` - 1 columns or rows), the
         node itself included, increasing (as the lattice points' indices)."""
-        dx = np.arange(1 - self.PAD, self.PAD)
-        dy = dx[:, None]
-        return (dy * self.width + dx)[dx * dx + dy * dy <= reach * reach * (1.0 + 1e-9)]
+        return self.offsets[self.squared <= reach * reach * (1.0 + 1e-9)]
 
 
 def _inside_grid(gx, gy, a, b):
@@ -310,39 +320,37 @@ def _fill_thin_parts(outline, tris, lattice, spacing):
     x, y = outline.domain.points[:, 0], outline.domain.points[:, 1]
     a, b, c = np.asarray(tris, np.int64).reshape(-1, 3).T
     ax, ay, bx, by, cx, cy = x[a], y[a], x[b], y[b], x[c], y[c]
-    centres = np.stack([(ax + bx + cx) / 3.0, (ay + by + cy) / 3.0], axis=1)
-    clear = outline.domain.clear.at(centres)
+    px, py = (ax + bx + cx) / 3.0, (ay + by + cy) / 3.0
+    centres = np.stack([px, py], axis=1)
     rest = np.arange(len(centres))
+    radius = 1.5 * spacing
     if len(lattice):
-        # Most centres (those deep inside) see the lattice point at their nearest grid node, the domain's clearance
-        # bound alone covering the step: the rest of the work is left to the others (sample character: 4,422 -> 1,701).
+        # Most centres (those deep inside) see the lattice point at their nearest grid node, its clear disk alone
+        # covering the step: the rest of the work is left to the others (sample character: 4,422 -> 1,705), and so is
+        # the measure of their own clearance (sample character 0.02-0.05 ms less than for all).
+        lx, ly, lattice_clear = lattice.columns
         node = lattice.nearest_node(centres)
-        (px, py), (lx, ly) = centres.T, lattice.points.T  # columns: gathers from rows of (n, 2) arrays are slow
         near = lattice.index[node]
-        has = np.flatnonzero(near >= 0)
-        gap = np.hypot(px[has] - lx[near[has]], py[has] - ly[near[has]])
-        seen = np.zeros(len(rest), bool)
-        seen[has] = (gap <= clear[has] + lattice.clear[near[has]]) & (gap <= 1.5 * spacing)
-        rest = rest[~seen]
+        rest = np.flatnonzero(_length(px - lx[near], py - ly[near]) > np.minimum(lattice_clear[near], radius))
+    clear = outline.domain.clear.at(centres[rest])
     # No outline edge enters a triangle, so its centre is a third of its least height or more from the outline.
     ax, ay, bx, by, cx, cy = ax[rest], ay[rest], bx[rest], by[rest], cx[rest], cy[rest]
-    sides = np.maximum(np.maximum(np.hypot(bx - ax, by - ay), np.hypot(cx - bx, cy - by)), np.hypot(ax - cx, ay - cy))
+    sides = np.maximum(np.maximum(_length(bx - ax, by - ay), _length(cx - bx, cy - by)), _length(ax - cx, ay - cy))
     twice_area = np.abs((bx - ax) * (cy - ay) - (by - ay) * (cx - ax))
-    clear[rest] = np.maximum(clear[rest], twice_area / (3.0 * np.maximum(sides, 1e-300)))
-    rest = rest[_off_outline(outline, centres[rest], spacing, clear[rest])]
+    clear = np.maximum(clear, twice_area / (3.0 * np.maximum(sides, 1e-300)))
+    off = _off_outline(outline, centres[rest], spacing, clear)
+    rest, clear = rest[off], clear[off]
     if len(lattice):
         # Most of the others see a lattice point at their nearest grid node or one of its 8 neighbours, their clear
-        # disks covering the step: the search is left to the rest.
+        # disks covering the step: the search is left to the rest. (On columns kept for the centres left, with empty
+        # nodes not filtered out, and `_length`: the whole search on the sample character 1.54 -> 1.2 ms.)
         shifts = lattice.shifts(np.sqrt(2.0))
+        rx, ry, rclear, rnode = px[rest], py[rest], clear, node[rest]
         for shift in np.concatenate([[0], shifts[shifts != 0]]):
-            near = lattice.index[node[rest] + shift]
-            has = np.flatnonzero(near >= 0)
-            at, near = rest[has], near[has]
-            gap = np.hypot(px[at] - lx[near], py[at] - ly[near])
-            seen = np.zeros(len(rest), bool)
-            seen[has] = (gap <= clear[at] + lattice.clear[near]) & (gap <= 1.5 * spacing)
-            rest = rest[~seen]
-        rest = rest[~_sees_any(outline, centres[rest], clear[rest], lattice, node[rest], 1.5 * spacing)]
+            near = lattice.index[rnode + shift]
+            left = _length(rx - lx[near], ry - ly[near]) > np.minimum(rclear + lattice_clear[near], radius)
+            rest, rx, ry, rclear, rnode = rest[left], rx[left], ry[left], rclear[left], rnode[left]
+        rest = rest[~_sees_any(outline, centres[rest], rclear, lattice, rnode, radius)]
     centres = centres[rest]
     return centres[one_per_cell(centres, np.arange(len(centres)), 0.5 * spacing)]
 
@@ -355,14 +363,15 @@ def _sees_any(outline, pts, clear, lattice, node, radius):
     diagonal of `node`: no k-d tree. (Tried first, the nearest leaves twice as much of the step to trace, and on the
     sample character, 2 of the 406 traced points for a second call: 0.2 ms more.)"""
     near = lattice.index[node[:, None] + lattice.shifts(radius / lattice.spacing + np.sqrt(0.5))]
-    target = lattice.points[near]
-    gap = np.hypot(target[:, :, 0] - pts[:, None, 0], target[:, :, 1] - pts[:, None, 1])
-    within = (near >= 0) & (gap <= radius)
+    lx, ly, lattice_clear = lattice.columns
+    gap = _length(lx[near] - pts[:, None, 0], ly[near] - pts[:, None, 1])
+    within = gap <= radius
+    reach = lattice_clear[near]
     row = np.arange(len(pts))
-    first = np.argmax(np.where(within, lattice.clear[near] - gap, -np.inf), axis=1)
+    first = np.argmax(np.where(within, reach - gap, -np.inf), axis=1)
     seen = within[row, first]
     best = near[row, first]
-    test = np.flatnonzero(seen & (gap[row, first] > clear + lattice.clear[best]))
+    test = np.flatnonzero(seen & (gap[row, first] > clear + reach[row, first]))
     if len(test):
         seen[test] = outline.straight(pts[test], lattice.points[best[test]], None, clear[test],
                                       lattice.clear[best[test]])
@@ -373,6 +382,12 @@ def _sees_any(outline, pts, clear, lattice, node, radius):
         seen[query[outline.straight(pts[query], lattice.points[target], None, clear[query],
                                     lattice.clear[target])]] = True
     return seen
+
+
+def _length(dx, dy):
+    """Lengths of vectors (dx, dy), for comparisons with bounds looser than rounding: np.hypot (correctly rounded, by a
+    libm call per element) takes six times as long on arrays of thousands."""
+    return np.sqrt(dx * dx + dy * dy)
 
 
 def _off_outline(outline, pts, spacing, bound):
@@ -391,7 +406,7 @@ def _link_graph(outline, lattice, pts, clear, radius):
     lattice, ties among equally near points would be broken by index, and mirrored input would get an unmirrored
     graph. Links to lattice points are read off the grid, the lattice's own at fixed offsets and in order: the matrix
     comes out canonical with nothing to sort (sample character: 3.9 -> 2.3 ms; query_pairs of all samples and
-    coo -> csr's sort of 37k entries)."""
+    coo -> csr's sort of 37k entries; -> 1.95 ms with the table below and fewer numpy calls)."""
     n, m = len(pts), len(lattice)
     x, y = pts[:, 0], pts[:, 1]
     # The offsets to the nodes in reach, increasing: each lattice point's neighbours come in increasing order, the
@@ -399,12 +414,24 @@ def _link_graph(outline, lattice, pts, clear, radius):
     # each pair i < j once.
     shift = lattice.shifts(radius / lattice.spacing)
     shift = shift[shift != 0]
-    near = lattice.index[lattice.node[:, None] + shift].ravel()  # (m × offsets), -1: none
+    near = lattice.index[lattice.node[:, None] + shift]  # (m, offsets), -1: none
     wide, half = len(shift), len(shift) // 2
-    up = np.flatnonzero(near.reshape(m, wide)[:, half:].ravel() >= 0)
-    i = up // half
-    up += (i + 1) * half  # in `near`
-    j = near[up]
+    # The lattice's links over the whole table, each pair from both ends (not over the pairs, then copied to both):
+    # squared lengths from the grid columns' and rows' coordinates, tabled by column and by row (offsets of fewer than
+    # PAD columns and rows), the same bits as from the points' (a - b is -(b - a)); and the clear disks' test.
+    dc = (shift + lattice.PAD) % lattice.width - lattice.PAD
+    dr = (shift - dc) // lattice.width
+    gx, gy = lattice.gx, lattice.gy
+    by_column = (gx.take(np.arange(len(gx))[:, None] + dc, mode="clip") - gx[:, None]) ** 2
+    by_row = (gy.take(np.arange(len(gy))[:, None] + dr, mode="clip") - gy[:, None]) ** 2
+    squared = by_column[lattice.col] + by_row[lattice.row]
+    length = np.sqrt(squared)
+    close = (near >= 0) & (squared <= radius ** 2)
+    linked = close & (length <= clear[near] + clear[:m, None])  # the two ends' clear disks cover the link
+    # The others traced, each pair once, from its lower end (in the second half).
+    row, col = np.divmod(np.flatnonzero(close & ~linked), wide)
+    row, col = row[col >= half], col[col >= half]
+    i, j = row, near[row, col]
     if n > m:  # the other samples' links: to the lattice and to other samples before them
         # The lattice points in reach from the grid: those within a link's reach and half a cell, in columns and
         # rows, of the nearest node (off the grid, of the node one beyond its edge, nearer still). The other samples
@@ -413,42 +440,42 @@ def _link_graph(outline, lattice, pts, clear, radius):
         near_other = lattice.index[lattice.nearest_node(pts[m:])[:, None] + square]
         other, slot = np.nonzero(near_other >= 0)
         pairs = cKDTree(pts[m:]).query_pairs(radius * (1.0 + 1e-9), output_type="ndarray") + m
-        i = np.concatenate([i, near_other[other, slot], pairs[:, 0]])
-        j = np.concatenate([j, other + m, pairs[:, 1]])
-    # Within `radius` as the k-d tree measures it (squared): the same links however they are found.
-    squared = (x[j] - x[i]) ** 2 + (y[j] - y[i]) ** 2
-    close = squared <= radius ** 2
-    length = np.sqrt(squared)
-    inside = close & (length <= clear[i] + clear[j])  # the two ends' clear disks cover the link
-    rest = np.flatnonzero(close & ~inside)
-    inside[rest] = outline.straight(pts[i[rest]], pts[j[rest]], None, clear[i[rest]], clear[j[rest]])
-    # The lattice's links to each other in place in the (m × offsets) table, each pair from both ends; then each
-    # row's links to other samples (all greater) after them.
-    lat = len(up)
-    linked, values = np.zeros(len(near), bool), np.empty(len(near))
-    down = j[:lat] * wide + (wide - 1) - (up - i[:lat] * wide)
-    linked[up], linked[down] = inside[:lat], inside[:lat]
-    values[up], values[down] = length[:lat], length[:lat]
+        oi = np.concatenate([near_other[other, slot], pairs[:, 0]])
+        oj = np.concatenate([other + m, pairs[:, 1]])
+        # Within `radius` as the k-d tree measures it (squared): the same links however they are found.
+        o_squared = (x[oj] - x[oi]) ** 2 + (y[oj] - y[oi]) ** 2
+        o_length = np.sqrt(o_squared)
+        o_close = o_squared <= radius ** 2
+        o_inside = o_close & (o_length <= clear[oi] + clear[oj])
+        o_rest = np.flatnonzero(o_close & ~o_inside)
+        i, j = np.concatenate([i, oi[o_rest]]), np.concatenate([j, oj[o_rest]])
+    inside = outline.straight(pts[i], pts[j], None, clear[i], clear[j])
+    lat = len(row)
+    linked[row, col] = linked[j[:lat], (wide - 1) - col] = inside[:lat]
     at = np.flatnonzero(linked)
-    indices, data = near[at], values[at]
-    per_row = np.zeros(n, np.int64)
-    per_row[:m] = linked.reshape(m, wide).sum(axis=1)
+    indices, data = near.ravel()[at], length.ravel()[at]
+    # Where each row's lattice links end (a running count: quicker than a sum along the table's rows).
+    indptr = np.zeros(n + 1, np.int64)
+    indptr[1:m + 1] = np.cumsum(linked.ravel())[wide - 1::wide]
+    indptr[m + 1:] = len(at)
     if n > m:
-        keep = lat + np.flatnonzero(inside[lat:])
-        r, c = np.concatenate([i[keep], j[keep]]), np.concatenate([j[keep], i[keep]])
-        order = np.argsort(r * n + c)  # by row, then column (the pairs are distinct)
+        o_inside[o_rest] = inside[lat:]
+        keep = np.flatnonzero(o_inside)
+        r, c = np.concatenate([oi[keep], oj[keep]]), np.concatenate([oj[keep], oi[keep]])
+        # By row, then column (the pairs are distinct): of fewer than 65,536 samples by two 16-bit radix passes
+        # (sample character, 4.4k links: 0.12 -> 0.06 ms).
+        order = np.lexsort((c.astype(np.uint16), r.astype(np.uint16))) if n <= 65536 else np.argsort(r * n + c)
         r, c = r[order], c[order]
         # Each goes after its row's lattice links: where it lands once those before it are in.
-        place = np.cumsum(per_row)[r] + np.arange(len(r))
+        place = indptr[r + 1] + np.arange(len(r))
         lattice_link = np.ones(len(indices) + len(r), bool)
         lattice_link[place] = False
         merged_indices, merged_data = np.empty(len(lattice_link), np.int32), np.empty(len(lattice_link))
         merged_indices[lattice_link], merged_data[lattice_link] = indices, data
-        merged_indices[place], merged_data[place] = c, np.concatenate([length[keep], length[keep]])[order]
+        merged_indices[place], merged_data[place] = c, np.concatenate([o_length[keep], o_length[keep]])[order]
         indices, data = merged_indices, merged_data
-        per_row += np.bincount(r, minlength=n)
-    indptr = np.concatenate([[0], np.cumsum(per_row)]).astype(np.int32)
-    return csr_matrix((data, indices.astype(np.int32, copy=False), indptr), shape=(n, n))
+        indptr[1:] += np.cumsum(np.bincount(r, minlength=n))
+    return csr_matrix((data, indices.astype(np.int32, copy=False), indptr.astype(np.int32)), shape=(n, n))
 
 
 class Outline:
@@ -470,7 +497,7 @@ class Outline:
         self.length = np.maximum(np.hypot(self.bx - self.ax, self.by - self.ay), 1e-300)
         self.lo = np.array([lo[:, 0].min(), lo[:, 1].min()])  # on columns: quicker
         extent = np.array([hi[:, 0].max(), hi[:, 1].max()]) - self.lo
-        edge_length = float(np.median(self.length))
+        edge_length = median(self.length)
         self.cell = max(min(float(cell), 2.0 * edge_length), float(extent.max()) / 512, 1e-12)
         self.shape = np.floor(extent / self.cell).astype(np.int64) + 1
         edge, key = self._cells(lo, hi)
@@ -580,15 +607,13 @@ class Outline:
         return np.minimum(p, q) - tol, np.maximum(p, q) + tol
 
     def _cells(self, lo, hi):
-        """(box, cell key) for every grid cell each box [lo, hi] overlaps."""
-        c0 = np.clip(np.floor((lo - self.lo) / self.cell).astype(np.int64), 0, self.shape - 1)
-        c1 = np.clip(np.floor((hi - self.lo) / self.cell).astype(np.int64), 0, self.shape - 1)
-        rows = c1[:, 1] - c0[:, 1] + 1
-        count = (c1[:, 0] - c0[:, 0] + 1) * rows
-        box = np.repeat(np.arange(len(lo)), count)
-        k = np.arange(len(box)) - np.repeat(np.cumsum(count) - count, count)
-        x, y = c0[box, 0] + k // rows[box], c0[box, 1] + k % rows[box]
-        return box, x * self.shape[1] + y
+        """(box, cell key) for every grid cell each box [lo, hi] overlaps. On coordinate columns, each box's cells
+        counted off from its first (sample character, 924 outline edges: 0.14 -> 0.06 ms)."""
+        x0, y0 = self._index(lo[:, 0], 0), self._index(lo[:, 1], 1)
+        rows = self._index(hi[:, 1], 1) - y0 + 1
+        box, k = _runs(np.zeros(len(lo), np.int64), (self._index(hi[:, 0], 0) - x0 + 1) * rows)
+        x, y = np.divmod(k, rows[box])
+        return box, (x0[box] + x) * self.shape[1] + y0[box] + y
 
     def _near(self, p, q, start=None):
         """(segment, edge) pairs whose boxes meet, from the grid cells along each segment (not every cell of its
