@@ -354,7 +354,7 @@ def test_vertex_steps_traced_only_when_they_may_be_shortest_give_the_distances_t
     lazy = Samples.from_mesh(pts, tris, 4.0, extra=[(10.0, 50.0), (52.5, 12.0)])
     full = copy.deepcopy(lazy)
     untested = lazy.vertex_untested.sum()
-    full._test(np.arange(len(pts)))
+    full._test(full._steps(np.arange(len(pts))))
     assert not full.vertex_untested.any() and np.isinf(full.vertex_step).any(), "some steps leave the mesh"
     dist = np.stack([lazy.distance([len(lazy.points) - 2]), lazy.distance([len(lazy.points) - 1])], axis=1)
     verts, cols = np.repeat(np.arange(len(pts)), 2), np.tile([0, 1], len(pts))
