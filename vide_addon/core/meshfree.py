@@ -85,9 +85,11 @@ class Samples:
         untested = step > vertex_clear[:, None] + clear[near]
         # Of an outline vertex's steps, only those so covered may yet be: checked with the rounding tolerances and
         # the way they leave it (on the sample character 2,001 of their 7,392 steps, not all: 0.51 -> 0.34 ms).
-        rim, slot = np.nonzero(~untested & domain.on_boundary[:, None])
-        untested[rim, slot] = ~outline.covers(domain.points[rim], pts[near[rim, slot]], rim, vertex_clear[rim],
-                                              clear[near[rim, slot]])
+        # (As flat step numbers, vertex * k + slot, and on coordinate columns: 0.44 -> 0.2 ms.)
+        rim = np.flatnonzero(~untested & domain.on_boundary[:, None])
+        v, s = rim // k, np.take(near, rim)
+        (vx, vy), (sx, sy) = domain.points.T, pts.T
+        np.put(untested, rim, ~outline.covers(vx[v], vy[v], sx[s], sy[s], v, vertex_clear[v], clear[s]))
         samples = cls(pts, len(lattice_pts), spacing, graph, domain, outline, near, step, untested, clear,
                       vertex_clear, None, tree, None, stages)
         blind = np.flatnonzero(untested.all(axis=1))
@@ -189,14 +191,16 @@ def _nearest_inward(samples, vertices):
     it are marked outside the mesh without tracing (on the sample character, the vertices that see none of their
     nearest samples then have a step known inside after one trace instead of two). Vertices with none are left out."""
     found = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
+    k = samples.vertex_near.shape[1]
+    (vx, vy), (sx, sy) = samples.domain.points.T, samples.points.T  # columns: rows of (n, 2) are slow to gather
     while len(vertices):
-        left = samples.vertex_untested[vertices]
-        vertices = vertices[left.any(axis=1)]
-        slot = left[left.any(axis=1)].argmax(axis=1)
-        to = samples.points[samples.vertex_near[vertices, slot]] - samples.domain.points[vertices]
-        out = ~samples.domain._leaves_inward(vertices, to)
-        samples.vertex_step[vertices[out], slot[out]] = np.inf
-        samples.vertex_untested[vertices[out], slot[out]] = False
+        left = np.take(samples.vertex_untested, vertices, axis=0)
+        has = left.any(axis=1)
+        vertices, slot = vertices[has], left[has].argmax(axis=1)
+        s = np.take(samples.vertex_near, vertices * k + slot)
+        out = ~samples.domain._leaves_inward(vertices, np.column_stack([sx[s] - vx[vertices], sy[s] - vy[vertices]]))
+        np.put(samples.vertex_step, vertices[out] * k + slot[out], np.inf)
+        np.put(samples.vertex_untested, vertices[out] * k + slot[out], False)
         found[0].append(vertices[~out])
         found[1].append(slot[~out])
         vertices = vertices[out]
@@ -554,14 +558,16 @@ class Outline:
         return np.concatenate([self._straight(px[k], py[k], qx[k], qy[k], None if start is None else start[k],
                                               clear_p[k], clear_q[k]) for k in parts])
 
-    def covers(self, p, q, start, clear_p, clear_q):
+    def covers(self, px, py, qx, qy, start, clear_p, clear_q):
         """Whether each segment p-q from vertex `start` is inside without tracing it (`straight` would say so): it
-        leaves its start inwards and the clear disks of its ends (less a few rounding tolerances) cover it."""
+        leaves its start inwards and the clear disks of its ends (less a few rounding tolerances) cover it. On
+        coordinate columns."""
         slack = 3.0 * self.domain.tolerance
         cut = np.maximum(clear_p - slack, 0.0) + np.maximum(clear_q - slack, 0.0)
-        d = q - p
-        covered = cut >= np.hypot(d[:, 0], d[:, 1])
-        covered[covered] = self.domain._leaves_inward(start[covered], d[covered])
+        dx, dy = qx - px, qy - py
+        covered = cut >= np.sqrt(dx * dx + dy * dy)
+        at = np.flatnonzero(covered)
+        covered[at] = self.domain._leaves_inward(start[at], np.column_stack([dx[at], dy[at]]))
         return covered
 
     def _straight(self, px, py, qx, qy, start, clear_p, clear_q):
