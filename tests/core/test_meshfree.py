@@ -539,7 +539,7 @@ def test_the_outline_grid_tells_inside_segments_as_a_brute_force_crossing_test_d
     # disks cover (not traced at all) are among the inside ones.
     star = _star_clearance(domain)[start]
     assert np.array_equal(outline.straight(domain.points[start], vq, start, star, clear(vq)), expected)
-    covered = outline.covers(domain.points[start], vq, start, star, clear(vq))
+    covered = outline.covers(*domain.points[start].T, *vq.T, start, star, clear(vq))
     assert covered.sum() > 50 and expected[covered].all()
     assert 0.2 < got.mean() < 0.9 and 0.2 < expected[:1000].mean(), "both kinds of answer were tested"
 
