@@ -906,7 +906,8 @@ class HandleSet:
         d[:, :cap] = self._d
         self._d = d
         self._between = _grown(self._between, more, np.inf)
-        self._reach, self._far, self._links = _grown(self._reach, more), _grown(self._far, more), _grown(self._links, more)
+        self._reach, self._far = _grown(self._reach, more), _grown(self._far, more)
+        self._links = _grown(self._links, more)
 
     def _note_owners(self, rows, before):
         """Remembers the owners `rows` had when the links were last counted (once per update: a sample that
