@@ -1047,7 +1047,8 @@ class HandleSet:
         self.samples.stages.lap("handles")
         if len(verts):  # all handles at once: the steps they need traced in one go
             at = self.samples.at_vertices(self._d, verts, ids, reach=radius[ids])
-            np.put(self._vertex_basis, verts * self._vertex_basis.shape[1] + ids, bezier_falloff(at / radius[ids]))
+            flat = verts.astype(np.int64) * self._vertex_basis.shape[1] + ids  # (vertices, width) by flat index
+            np.put(self._vertex_basis, flat, bezier_falloff(at / radius[ids]))
         rows = np.flatnonzero(rows)
         # Every vertex looks at some sample: with all samples to redo (a bind), all vertices are.
         verts = np.arange(len(self._vertex_values)) if len(rows) == len(self.nearest) else \
