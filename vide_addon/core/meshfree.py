@@ -85,7 +85,7 @@ class Samples:
         untested = step > vertex_clear[:, None] + clear[near]
         # Of an outline vertex's steps, only those so covered may yet be: checked with the rounding tolerances and
         # the way they leave it (on the sample character 2,001 of their 7,392 steps, not all: 0.51 -> 0.34 ms).
-        # (As flat step numbers, vertex * k + slot, and on coordinate columns: 0.44 -> 0.2 ms.)
+        # (As flat step numbers, vertex * k + slot, and on coordinate columns: 0.55 -> 0.41 ms with the mask.)
         rim = np.flatnonzero(~untested & domain.on_boundary[:, None])
         v, s = rim // k, np.take(near, rim)
         (vx, vy), (sx, sy) = domain.points.T, pts.T
@@ -101,7 +101,7 @@ class Samples:
         # After `_along_edges`, which gives blind vertices other samples to look at; made now, so that inserting a
         # bone later (the part that must be quick) only writes its steps. As the transpose of (vertices, samples),
         # whose rows `near` gives: quicker than from COO (sample character 0.25 -> 0.20 ms, 63k hand 2.7 -> 2.1).
-        # Indices as int32, which scipy would otherwise check and convert them to (0.43 -> 0.18 ms).
+        # Indices as int32, which scipy would otherwise check and convert them to (0.21 -> 0.18 ms).
         starts = np.arange(0, near.size + 1, k, dtype=np.int32)
         looks = csr_matrix((np.ones(near.size), near.ravel().astype(np.int32), starts),
                            shape=(len(domain.points), len(pts)))
@@ -140,11 +140,12 @@ class Samples:
         them (group g: rows[bounds[g]:bounds[g + 1]]; by default, one). A sparse product (groups, samples) (samples,
         vertices): on the comb of bench/weights.py, 5 ms for the handles of a bind against 29 by marking."""
         bounds = np.array([0, len(rows)]) if bounds is None else bounds
-        # Indices as int32, which scipy would otherwise check and convert them to (sample character bind: 0.1 ms).
+        # Indices as int32, which scipy would otherwise check and convert them to, and no .tocoo() after (sample
+        # character bind: 0.30 -> 0.23 ms).
         picked = csr_matrix((np.ones(len(rows)), rows.astype(np.int32), bounds.astype(np.int32)),
                             shape=(len(bounds) - 1, len(self.points)))
         pairs = picked @ self.sample_vertices
-        return np.repeat(np.arange(len(bounds) - 1), np.diff(pairs.indptr)), pairs.indices  # (not .tocoo(): 0.06 ms)
+        return np.repeat(np.arange(len(bounds) - 1), np.diff(pairs.indptr)), pairs.indices
 
     def at_vertices(self, dist, vertices, columns, reach=np.inf):
         """Distances at pairs of mesh vertices and columns from distances (samples, columns) at the samples: the
@@ -769,7 +770,7 @@ class HandleSet:
         self.handles, self.offsets = list(handles), [np.zeros(len(h)) for h in handles]
         self.real, self.alive = [True] * count, [True] * count
         finite = np.isfinite(full)
-        # Most often every sample (a mesh in one piece): one array for all (sample character: 0.04 ms less).
+        # Most often every sample (a mesh in one piece): one array for all (sample character: 0.04 -> 0.01 ms).
         self.region = [np.arange(len(full))] * count if finite.all() else \
             [np.flatnonzero(finite[:, i]) for i in range(count)]
         self.nearest = full.min(axis=1)
@@ -1139,7 +1140,7 @@ def _tie(d):
 
 def _grown(a, more, fill=0):
     """`a` (a vector, or a square matrix) with `more` entries (rows and columns) of `fill` after its own: np.pad is a
-    few times slower on these small arrays (sample character bind: 0.15 -> 0.04 ms)."""
+    few times slower on these small arrays (sample character bind: 0.08 -> 0.03 ms)."""
     out = np.full(tuple(size + more for size in a.shape), fill, a.dtype)
     out[tuple(slice(size) for size in a.shape)] = a
     return out
