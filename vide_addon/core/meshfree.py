@@ -1160,7 +1160,9 @@ def _blended(basis, real, virtual, blend):
     """Bases (points, handles) normalized to sum to 1 and blended onto the real handles: each real handle's own,
     plus the virtual handles' by their `blend` (virtual, real). (Not one product with a blend that is the identity
     on the real handles: on the 63k hand 68 columns against 8.)"""
-    total = basis.sum(axis=1, keepdims=True)
+    # Each row's sum as a matrix-vector product: a reduction along rows of a few handles is several times slower
+    # (sample character, 2,673 x 10: 0.07 -> 0.02 ms; the sums alike to a few units in the last place).
+    total = (basis @ np.ones(basis.shape[1]))[:, None]
     np.place(total, total == 0, 1.0)  # points no handle reaches (another island) stay 0
     first = np.array_equal(real, np.arange(len(real)))  # as after a bind: a view, not a copy
     own = basis[:, :len(real)] if first else basis[:, real]
