@@ -354,7 +354,7 @@ def test_vertex_steps_traced_only_when_they_may_be_shortest_give_the_distances_t
     lazy = Samples.from_mesh(pts, tris, 4.0, extra=[(10.0, 50.0), (52.5, 12.0)])
     full = copy.deepcopy(lazy)
     untested = lazy.vertex_untested.sum()
-    full._test(np.arange(len(pts)))
+    full._test(full._steps(np.arange(len(pts))))
     assert not full.vertex_untested.any() and np.isinf(full.vertex_step).any(), "some steps leave the mesh"
     dist = np.stack([lazy.distance([len(lazy.points) - 2]), lazy.distance([len(lazy.points) - 1])], axis=1)
     verts, cols = np.repeat(np.arange(len(pts)), 2), np.tile([0, 1], len(pts))
@@ -539,7 +539,7 @@ def test_the_outline_grid_tells_inside_segments_as_a_brute_force_crossing_test_d
     # disks cover (not traced at all) are among the inside ones.
     star = _star_clearance(domain)[start]
     assert np.array_equal(outline.straight(domain.points[start], vq, start, star, clear(vq)), expected)
-    covered = outline.covers(domain.points[start], vq, start, star, clear(vq))
+    covered = outline.covers(*domain.points[start].T, *vq.T, start, star, clear(vq))
     assert covered.sum() > 50 and expected[covered].all()
     assert 0.2 < got.mean() < 0.9 and 0.2 < expected[:1000].mean(), "both kinds of answer were tested"
 

@@ -787,10 +787,10 @@ def _touch(p, q, a, b, tol):
 def _touch_xy(px, py, qx, qy, ax, ay, bx, by, tol, ab_length=None):
     """`_touch` on coordinate columns (`ab_length`: the lengths of a-b, if known), with each side's sign as two
     masks (beyond `tol` either way) and each line's length once: half the time of signs in {-1, 0, 1} on (n, 2) rows
-    (2,500 pairs: 0.29 -> 0.15 ms), the same answers."""
+    (2,500 pairs: 0.29 -> 0.15 ms), the same answers. Lengths by square roots: np.hypot is 3 times as slow."""
     ux, uy, vx, vy = bx - ax, by - ay, qx - px, qy - py
-    to_ab = np.maximum(np.hypot(ux, uy), 1e-300) if ab_length is None else ab_length
-    to_pq = np.maximum(np.hypot(vx, vy), 1e-300)
+    to_ab = np.maximum(np.sqrt(ux * ux + uy * uy), 1e-300) if ab_length is None else ab_length
+    to_pq = np.maximum(np.sqrt(vx * vx + vy * vy), 1e-300)
     off = []  # per side test, (left of the line, right of it) beyond `tol`
     for (dx, dy, ox, oy, length), (x, y) in (((ux, uy, ax, ay, to_ab), (px, py)), ((ux, uy, ax, ay, to_ab), (qx, qy)),
                                              ((vx, vy, px, py, to_pq), (ax, ay)), ((vx, vy, px, py, to_pq), (bx, by))):

@@ -93,7 +93,7 @@ class BoneRig:
         """Weights (mesh vertices, bones), rows summing to 1. A vertex no handle reaches (an island without
         bones) goes wholly to the bone nearest to it."""
         w = (self._gaussian if self.handles is None else self.handles.vertex_values).copy()
-        lost = np.flatnonzero(w.sum(axis=1) == 0)
+        lost = np.flatnonzero(w @ np.ones(w.shape[1]) == 0)  # not w.sum(axis=1): slow along rows of a few bones
         if len(lost):
             verts = self.samples.domain.points[lost]
             gap = np.stack([segment_distance(verts, h, t)[0] for h, t in zip(self.heads, self.tails)], axis=1)
