@@ -682,3 +682,14 @@ def test_median_is_numpys_to_the_bit():
             if n > 3:
                 v[: n // 3] = v[-1]  # ties
             assert geodesic.median(v) == float(np.median(v))
+
+
+def test_the_outline_opening_at_a_doubled_vertex_is_the_counter_clockwise_angle_between_its_edges():
+    """Domain's corner openings (read by the inward-leaving test and the thinning) are `_ccw_angle`'s to the bit,
+    also where the outgoing outline edge has no length (a vertex listed twice): 0, not pi (-0.0 + -0.0 in the dot
+    product)."""
+    points = np.array([[0, 0], [1, 1], [1, 1], [0, 2], [0.3, 1.0]], float)  # vertex 2 doubles vertex 1
+    tris = np.array([[0, 1, 4], [1, 2, 4], [2, 3, 4], [3, 0, 4]])
+    domain = geodesic.Domain.from_mesh(points, tris, links=False)
+    u, v = points[2] - points[1], points[0] - points[1]
+    assert domain.opening[1] == geodesic._ccw_angle(u[None], v[None])[0]

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 from scipy.sparse import csr_matrix
+from scipy.spatial import Delaunay
 from test_geodesic_and_weights import ELL, LEGS, polygon_mesh
 from vide_addon.core.geodesic import _touch, one_per_cell
 from vide_addon.core.contour import points_in_edges
@@ -675,3 +676,50 @@ def test_thin_parts_get_the_samples_that_every_centre_tried_in_turn_gives():
     expected = found[one_per_cell(found, np.arange(len(found)), 0.5 * spacing)]
     assert len(expected) >= 10 and (expected[:, 0] > 50).all(), "the strip and the bar above it, only, are thin"
     assert np.array_equal(_fill_thin_parts(outline, tris, grid, spacing), expected)
+
+
+def _strip_centre_at_one_and_a_half_spacings():
+    """A block and a slanted strip 0.04 wide (thinner than the spacing, 1) whose bounding box is centred on the origin,
+    so the lattice has a node at (0, 0); one strip vertex moved until a triangle's centre lies 1.5 spacings from it to
+    the last bit: within as np.hypot measures it, an ulp beyond as sqrt(dx² + dy²) does. Returns (points, triangles
+    with that one first, its centre)."""
+    u, n, w = np.array([0.6, 0.8]), np.array([-0.8, 0.6]), 0.04
+    t = np.arange(0.0, 2.21, 0.1)
+    left, right = t[:, None] * u + 0.5 * w * n, t[:, None] * u - 0.5 * w * n
+    hi = np.array([right[:, 0].max(), left[:, 1].max()])
+    lo = -hi
+    block = [[lo[0], lo[1]], [0.3, lo[1]], [0.3, 0.3], [lo[0], 0.3], [-0.5, -0.5], [0.0, -1.0], [-1.0, 0.0]]
+    pts = np.vstack([block, left, right])
+    tris = Delaunay(pts).simplices
+    c = pts[tris].mean(axis=1)
+    in_block = (c[:, 0] <= 0.3) & (c[:, 1] <= 0.3)
+    in_strip = (np.abs(c @ n) <= 0.5 * w) & (c @ u >= 0) & (c @ u <= 2.2)
+    tris = tris[in_block | in_strip]
+    c = pts[tris].mean(axis=1)
+    target = int(np.argmin(np.abs(np.hypot(*c.T) - 1.5)))
+    v = tris[target][np.argmax(pts[tris[target]] @ u)]
+    base, shift = pts[v].copy(), 0.0
+    for _ in range(6):  # Newton: its centre 1.5 from the origin
+        pts[v] = base + shift * u
+        cen = pts[tris[target]].mean(axis=0)
+        d = np.hypot(*cen)
+        shift += 3.0 * (1.5 - d) / (u @ cen / d)
+    for j in range(400):  # then by ulps, until np.hypot says within 1.5 and sqrt(dx² + dy²) does not
+        for k in range(-60, 60):
+            pts[v] = base + shift * u + j * 3e-14 * n + k * 4e-16 * u
+            a, b, cc = tris[target]
+            px = (pts[a, 0] + pts[b, 0] + pts[cc, 0]) / 3.0
+            py = (pts[a, 1] + pts[b, 1] + pts[cc, 1]) / 3.0
+            if np.hypot(px, py) <= 1.5 < np.sqrt(px * px + py * py):
+                order = np.r_[target, np.delete(np.arange(len(tris)), target)]  # first in its half-spacing cell
+                return pts, tris[order], np.array([px, py])
+    raise AssertionError("no such placement found")
+
+
+def test_a_triangle_centre_within_one_and_a_half_spacings_of_a_lattice_point_it_sees_is_no_thin_part_sample():
+    """The thin-part search's 1.5 spacings is a hard cut-off, measured as np.hypot measures it: a centre on it to the
+    last bit that sees the lattice point is no sample (square roots alone put it an ulp beyond: a sample, and weights
+    0.049 away)."""
+    pts, tris, centre = _strip_centre_at_one_and_a_half_spacings()
+    samples = Samples.from_mesh(pts, tris, 1.0)
+    assert not np.all(samples.points == centre, axis=1).any()

@@ -150,7 +150,9 @@ class Domain:
         # `_ccw_angle` on coordinate columns (gathers from rows are slow; sample character 0.08 -> 0.05 ms)
         (x, y), after, before = self.points.T, nxt[at], prv[at]
         ux, uy, vx, vy = x[after] - x[at], y[after] - y[at], x[before] - x[at], y[before] - y[at]
-        self.opening[at] = np.mod(np.arctan2(ux * vy - uy * vx, ux * vx + uy * vy), 2.0 * np.pi)
+        # + 0.0 as np.einsum's sum in `_ccw_angle`: -0.0 + -0.0 is -0.0, and arctan2(0, -0.0) is pi, not 0 (a doubled
+        # outline vertex, whose outgoing edge has no length).
+        self.opening[at] = np.mod(np.arctan2(ux * vy - uy * vx, ux * vx + uy * vy + 0.0), 2.0 * np.pi)
 
     def _links(self):
         """Symmetric graph of straight, inside links between the nodes: the edges, and links across up to

@@ -357,11 +357,11 @@ def _fill_thin_parts(outline, tris, lattice, spacing):
         lx, ly, lattice_clear = lattice.columns
         node = lattice.nearest_node(centres)
         near = lattice.index[node]
-        rest = np.flatnonzero(_length(px - lx[near], py - ly[near]) > np.minimum(lattice_clear[near], radius))
+        rest = np.flatnonzero(_beyond(px - lx[near], py - ly[near], np.minimum(lattice_clear[near], radius)))
     clear = outline.domain.clear.at(centres[rest])
     # No outline edge enters a triangle, so its centre is a third of its least height or more from the outline.
     ax, ay, bx, by, cx, cy = ax[rest], ay[rest], bx[rest], by[rest], cx[rest], cy[rest]
-    sides = np.maximum(np.maximum(_length(bx - ax, by - ay), _length(cx - bx, cy - by)), _length(ax - cx, ay - cy))
+    sides = np.maximum(np.maximum(np.hypot(bx - ax, by - ay), np.hypot(cx - bx, cy - by)), np.hypot(ax - cx, ay - cy))
     twice_area = np.abs((bx - ax) * (cy - ay) - (by - ay) * (cx - ax))
     clear = np.maximum(clear, twice_area / (3.0 * np.maximum(sides, 1e-300)))
     off = _off_outline(outline, centres[rest], spacing, clear)
@@ -369,12 +369,12 @@ def _fill_thin_parts(outline, tris, lattice, spacing):
     if len(lattice):
         # Most of the others see a lattice point at their nearest grid node or one of its 8 neighbours, their clear
         # disks covering the step: the search is left to the rest. (On columns kept for the centres left, with empty
-        # nodes not filtered out, and `_length`: the whole search on the sample character 1.54 -> 1.2 ms.)
+        # nodes not filtered out, and `_beyond`: the whole search on the sample character 1.54 -> 1.2 ms.)
         shifts = lattice.shifts(np.sqrt(2.0))
         rx, ry, rclear, rnode = px[rest], py[rest], clear, node[rest]
         for shift in np.concatenate([[0], shifts[shifts != 0]]):
             near = lattice.index[rnode + shift]
-            left = _length(rx - lx[near], ry - ly[near]) > np.minimum(rclear + lattice_clear[near], radius)
+            left = _beyond(rx - lx[near], ry - ly[near], np.minimum(rclear + lattice_clear[near], radius))
             rest, rx, ry, rclear, rnode = rest[left], rx[left], ry[left], rclear[left], rnode[left]
         rest = rest[~_sees_any(outline, centres[rest], rclear, lattice, rnode, radius)]
     centres = centres[rest]
@@ -390,8 +390,8 @@ def _sees_any(outline, pts, clear, lattice, node, radius):
     sample character, 2 of the 406 traced points for a second call: 0.2 ms more.)"""
     near = lattice.index[node[:, None] + lattice.shifts(radius / lattice.spacing + np.sqrt(0.5))]
     lx, ly, lattice_clear = lattice.columns
-    gap = _length(lx[near] - pts[:, None, 0], ly[near] - pts[:, None, 1])
-    within = gap <= radius
+    dx, dy = lx[near] - pts[:, None, 0], ly[near] - pts[:, None, 1]
+    gap, within = _length(dx, dy), ~_beyond(dx, dy, radius)
     reach = lattice_clear[near]
     row = np.arange(len(pts))
     first = np.argmax(np.where(within, reach - gap, -np.inf), axis=1)
@@ -414,6 +414,19 @@ def _length(dx, dy):
     """Lengths of vectors (dx, dy), for comparisons with bounds looser than rounding: np.hypot (correctly rounded, by a
     libm call per element) takes six times as long on arrays of thousands."""
     return np.sqrt(dx * dx + dy * dy)
+
+
+def _beyond(dx, dy, bound):
+    """Whether each vector (dx, dy) is longer than `bound` as np.hypot measures it (the thin-part search's 1.5 spacings
+    is a hard cut-off: a centre an ulp inside it sees the lattice point, one outside may become a sample), from
+    `_length`, which is an ulp or so off np.hypot: np.hypot decides only within a few ulps of the bound."""
+    length = _length(dx, dy)
+    beyond = length > bound
+    bound = np.broadcast_to(bound, length.shape)
+    close = np.flatnonzero(np.abs(length - bound) <= 1e-14 * bound)
+    if len(close):
+        beyond.flat[close] = np.hypot(dx.flat[close], dy.flat[close]) > bound.flat[close]
+    return beyond
 
 
 def _off_outline(outline, pts, spacing, bound):

@@ -112,7 +112,8 @@ def triangle_terms(points, corners, finest=0.0):
 def cotangent_laplacian(corners, half_cot, anchor):
     """K + diag(anchor) (n, n, CSC) for n = len(anchor), K the stiffness matrix of triangles given by their corners
     (3, t; int32, the matrix's own index type) with the cotangent weights of `triangle_terms` (K @ ones = 0). Made
-    canonical here (rows sorted in each column, one entry per edge), not by scipy's sum of duplicates over both
+    canonical here (rows sorted in each column, one entry per edge; a triangle that repeats a corner leaves that
+    vertex's diagonal entry more than once, which splu sums), not by scipy's sum of duplicates over both
     halves, which sorted each column of twice as many entries: the sides summed per edge below the diagonal, those
     put in order, then each column's entries above the diagonal, on it and below it put in place. Of up to
     RADIX_SIDES sides by 16-bit radix sorts (`_by_radix`); of more (those sorts then miss the cache), by scipy's sum
@@ -308,8 +309,9 @@ class JointBlend:
     def __call__(self, seeds, max_influences, prune):
         """Weights (n, bones, CSR) from seeds (at `nodes`, bones; an array or a sparse matrix; rows need not sum to 1):
         diffused, normalized, limited to `max_influences` and pruned without jumps (`weights.strongest`)."""
-        if not (sparse.isspmatrix_csr(seeds) and seeds.dtype == np.float64):  # as made (`meshfree_seeds`): kept
-            seeds = sparse.csr_matrix(seeds, dtype=np.float64)
+        # A matrix of its own (sharing the arrays), even of CSR float64 seeds: kept as the last seeds, the caller's
+        # object changed by the caller would compare equal to itself on the next call.
+        seeds = sparse.csr_matrix(seeds, dtype=np.float64)
         seeds.sum_duplicates()  # canonical, so that != compares entry by entry
         if self._seeds is None or self._seeds.shape != seeds.shape:
             self._mixed = None  # a zone for these seeds alone
