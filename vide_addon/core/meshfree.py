@@ -93,7 +93,7 @@ class Samples:
         np.put(untested, rim, ~outline.covers(vx[v], vy[v], sx[s], sy[s], v, vertex_clear[v], clear[s]))
         samples = cls(pts, len(lattice_pts), spacing, graph, domain, outline, near, step, untested, clear,
                       vertex_clear, None, tree, None, stages)
-        blind = np.flatnonzero(~_any_in_rows(~untested))
+        blind = np.flatnonzero(~_any_in_rows(~untested))  # every step untested
         while len(blind):  # nearest first, until each vertex has a step known inside (most: the first)
             blind, slot = _nearest_inward(samples, blind)
             samples._test(blind * k + slot)
@@ -691,7 +691,8 @@ class Outline:
         seg, col = _runs(c0, count)
         # Where the segment is over the column, plus the tolerance either side; from its ends in the first and
         # last columns (which take in any part of it beyond the grid). (Set at the runs' ends, not by np.where, and
-        # clipped by np.minimum and np.maximum, not np.clip: a few µs each.)
+        # clipped by np.minimum and np.maximum, not np.clip: a few µs each. Every segment spans one column or more,
+        # x0 <= x1 and `_index` clamps, so each run has a first and a last.)
         last = np.cumsum(count) - 1
         xa = self.lo[0] + col * self.cell - tol
         xb = xa + self.cell + 2 * tol
