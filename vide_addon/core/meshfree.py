@@ -21,7 +21,7 @@ from scipy.sparse.csgraph import dijkstra
 from scipy.spatial import cKDTree
 
 from .errors import VideError
-from .geodesic import Domain, Stages, _touch_xy, median, one_per_cell
+from .geodesic import Domain, Stages, _touch_xy, fast_hypot, median, one_per_cell
 from .weights import bezier_falloff
 
 LINK_RADIUS = 2.3  # in lattice spacings: links in 16 directions, graph distances within 3% of straight ones
@@ -391,7 +391,7 @@ def _sees_any(outline, pts, clear, lattice, node, radius):
     near = lattice.index[node[:, None] + lattice.shifts(radius / lattice.spacing + np.sqrt(0.5))]
     lx, ly, lattice_clear = lattice.columns
     dx, dy = lx[near] - pts[:, None, 0], ly[near] - pts[:, None, 1]
-    gap, within = _length(dx, dy), ~_beyond(dx, dy, radius)
+    gap, within = fast_hypot(dx, dy), ~_beyond(dx, dy, radius)
     reach = lattice_clear[near]
     row = np.arange(len(pts))
     first = np.argmax(np.where(within, reach - gap, -np.inf), axis=1)
@@ -410,20 +410,14 @@ def _sees_any(outline, pts, clear, lattice, node, radius):
     return seen
 
 
-def _length(dx, dy):
-    """Lengths of vectors (dx, dy), for comparisons with bounds looser than rounding: np.hypot (correctly rounded, by a
-    libm call per element) takes six times as long on arrays of thousands."""
-    return np.sqrt(dx * dx + dy * dy)
-
-
 def _beyond(dx, dy, bound):
     """Whether each vector (dx, dy) is longer than `bound` as np.hypot measures it (the thin-part search's 1.5 spacings
     is a hard cut-off: a centre an ulp inside it sees the lattice point, one outside may become a sample), from
-    `_length`, which is an ulp or so off np.hypot: np.hypot decides only within a few ulps of the bound."""
-    length = _length(dx, dy)
-    beyond = length > bound
-    bound = np.broadcast_to(bound, length.shape)
-    close = np.flatnonzero(np.abs(length - bound) <= 1e-14 * bound)
+    `geodesic.fast_hypot`, an ulp or so off np.hypot: np.hypot decides only within a few ulps of the bound."""
+    size = fast_hypot(dx, dy)
+    beyond = size > bound
+    bound = np.broadcast_to(bound, size.shape)
+    close = np.flatnonzero(np.abs(size - bound) <= 1e-14 * bound)
     if len(close):
         beyond.flat[close] = np.hypot(dx.flat[close], dy.flat[close]) > bound.flat[close]
     return beyond
@@ -617,7 +611,7 @@ class Outline:
         slack = 3.0 * self.domain.tolerance
         cut = np.maximum(clear_p - slack, 0.0) + np.maximum(clear_q - slack, 0.0)
         dx, dy = qx - px, qy - py
-        covered = cut >= np.sqrt(dx * dx + dy * dy)
+        covered = cut >= fast_hypot(dx, dy)
         at = np.flatnonzero(covered)
         covered[at] = self.domain._leaves_inward(start[at], np.column_stack([dx[at], dy[at]]))
         return covered
@@ -628,14 +622,14 @@ class Outline:
         # cutting. Lengths by square roots, not np.hypot (3 times as slow).
         slack = 3.0 * self.domain.tolerance
         dx, dy = qx - px, qy - py
-        length = np.sqrt(dx * dx + dy * dy)
+        size = fast_hypot(dx, dy)
         cut_p, cut_q = np.maximum(clear_p - slack, 0.0), np.maximum(clear_q - slack, 0.0)
         if start is None:
-            clear, traced = np.ones(len(px), bool), np.flatnonzero(cut_p + cut_q < length)
+            clear, traced = np.ones(len(px), bool), np.flatnonzero(cut_p + cut_q < size)
         else:
             clear = self.domain._leaves_inward(start, np.column_stack([dx, dy]))
-            traced = np.flatnonzero((cut_p + cut_q < length) & clear)
-        tp, tq = cut_p[traced] / length[traced], cut_q[traced] / length[traced]
+            traced = np.flatnonzero((cut_p + cut_q < size) & clear)
+        tp, tq = cut_p[traced] / size[traced], cut_q[traced] / size[traced]
         dx, dy = dx[traced], dy[traced]
         px, py, qx, qy = px[traced] + tp * dx, py[traced] + tp * dy, qx[traced] - tq * dx, qy[traced] - tq * dy
         seg, edge = self._near_xy(px, py, qx, qy, None if start is None else start[traced])
