@@ -663,8 +663,8 @@ class Outline:
         tol = self.domain.tolerance
         lo_x, hi_x = np.minimum(px, qx) - tol, np.maximum(px, qx) + tol
         lo_y, hi_y = np.minimum(py, qy) - tol, np.maximum(py, qy) + tol
-        seg, key = self._along(px, py, qx, qy, lo_x, hi_x)
-        seg, at = _runs(self.start[key], self.count[key], seg)
+        seg, first, end = self._along(px, py, qx, qy, lo_x, hi_x)
+        seg, at = _runs(first, end - first, seg)
         edge = self.edges[at]
         # The boxes that meet across, then (of those, a third on the sample character) up: fewer gathers.
         across = np.flatnonzero((lo_x[seg] <= self.box_x[1][edge]) & (self.box_x[0][edge] <= hi_x[seg]))
@@ -676,9 +676,11 @@ class Outline:
         return seg[meet], edge[meet]
 
     def _along(self, px, py, qx, qy, x0, x1):
-        """(segment, cell key) for every grid cell that a segment p-q, widened by the tolerance, meets: column by
-        column, the rows that the segment spans over the column. On coordinate columns; x0, x1: the segments' least
-        and greatest x, widened by the tolerance."""
+        """(segment, first, end) for every grid column that a segment p-q, widened by the tolerance, crosses: the
+        edges filed in the cells it meets there, `edges[first:end]` (the rows that the segment spans over the column
+        are consecutive cells, whose edges are filed one after another: one run of edges per column, not one per
+        cell; sample character, 2,783 vertex steps: 1.09 -> 1.0 ms). On coordinate columns; x0, x1: the segments'
+        least and greatest x, widened by the tolerance."""
         tol = self.domain.tolerance
         c0, c1 = self._index(x0, 0), self._index(x1, 0)
         count = c1 - c0 + 1
@@ -700,7 +702,8 @@ class Outline:
             np.minimum(np.maximum(t, 0.0, out=t), 1.0, out=t)
         ya, yb = py + ta * dy, py + tb * dy
         r0, r1 = self._index(np.minimum(ya, yb) - tol, 1), self._index(np.maximum(ya, yb) + tol, 1)
-        return _runs(col * self.shape[1] + r0, r1 - r0 + 1, seg)  # the rows r0 to r1 of the column: consecutive keys
+        key = col * self.shape[1]
+        return seg, self.start[key + r0], self.start[key + r1 + 1]
 
     def _index(self, v, axis):
         """The grid column (axis 0) or row (axis 1) of coordinates `v`, the nearest one off the grid (truncated, not
