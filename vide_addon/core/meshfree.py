@@ -536,9 +536,8 @@ class Outline:
         edge, key = self._cells(lo, hi)
         order = np.argsort(key, kind="stable")
         self.edges = edge[order]
-        self.start = np.zeros(int(np.prod(self.shape)) + 1, np.int64)  # each cell's first in `edges`
-        self.count = np.bincount(key, minlength=len(self.start) - 1)  # and how many it has
-        np.cumsum(self.count, out=self.start[1:])
+        self.start = np.zeros(int(np.prod(self.shape)) + 1, np.int64)  # each cell's first in `edges`, and the end
+        np.cumsum(np.bincount(key, minlength=len(self.start) - 1), out=self.start[1:])
         self.step = float(cell) / 8.0
         self._outline_points = None  # for `clearance`, made when first needed (Geodesic never needs it)
 
