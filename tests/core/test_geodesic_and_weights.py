@@ -540,6 +540,54 @@ def test_dense_work_in_blocks_of_rows_gives_what_one_block_gives(monkeypatch):
         assert np.abs(one - blocks).max() < 1e-12
 
 
+@pytest.mark.parametrize("bones", [1, 3, 8, 32, 33, 60])
+def test_along_rows_a_column_at_a_time_or_by_numpy_is_numpys_row_reduction(bones):
+    """weights.along_rows gives each row's smallest and largest value as numpy's reduction along rows does, with few
+    columns (one call per column) as with many (numpy's), infinities included."""
+    from vide_addon.core.weights import FEW_COLUMNS, along_rows
+
+    assert 32 <= FEW_COLUMNS < 33  # the cases above fall on both sides of it
+    w = np.random.default_rng(bones).normal(size=(500, bones))
+    w[np.random.default_rng(1).random(w.shape) < 0.2] = np.inf
+    w[:3] = -np.inf
+    for ufunc in (np.minimum, np.maximum):
+        out = along_rows(ufunc, w)
+        assert out.shape == (500,) and np.array_equal(out, ufunc.reduce(w, axis=1))
+    assert not np.shares_memory(along_rows(np.minimum, w), w)
+
+
+@pytest.mark.parametrize("per_row", [0.0, 1.5, 6.0, 10.0, 20.0, 59.0])
+def test_flat_csr_holds_the_values_at_their_flat_indices_however_many_per_row(per_row):
+    """weights.flat_csr puts each value at its flat index, in a canonical CSR matrix with int32 indices, whether
+    every entry is given (laid out), up to FEW_PER_ROW per row (rows by division) or more (rows searched)."""
+    from vide_addon.core.weights import FEW_PER_ROW, flat_csr
+
+    assert FEW_PER_ROW == 8  # the cases above fall on each side of it
+    n, k = 300, 60
+    rng = np.random.default_rng(int(per_row * 10))
+    dense = rng.random((n, k)) + 0.5
+    dense[rng.random((n, k)) >= per_row / k] = 0.0
+    dense[7] = 0.0  # an empty row
+    at = np.flatnonzero(dense)
+    assert (len(at) <= FEW_PER_ROW * n) == (per_row < FEW_PER_ROW) and len(at) < n * k
+    m = flat_csr(at, dense.reshape(-1)[at], (n, k))
+    m.check_format(full_check=True)
+    assert m.has_canonical_format and m.indices.dtype == m.indptr.dtype == np.int32
+    assert np.array_equal(m.toarray(), dense)
+
+
+@pytest.mark.parametrize("shape", [(300, 8), (50, 60), (1, 1), (0, 4)])
+def test_flat_csr_of_every_entry_is_the_dense_array(shape):
+    """weights.flat_csr with every flat index given (a small mesh's Geodesic seeds) is the whole array, canonical."""
+    from vide_addon.core.weights import flat_csr
+
+    dense = np.random.default_rng(0).random(shape) + 0.5
+    m = flat_csr(np.arange(dense.size), dense.reshape(-1), shape)
+    m.check_format(full_check=True)
+    assert m.has_canonical_format and m.indices.dtype == m.indptr.dtype == np.int32
+    assert m.shape == shape and m.nnz == dense.size and np.array_equal(m.toarray(), dense)
+
+
 @pytest.mark.parametrize("block", [1 << 17, 64])
 def test_strongest_on_sparse_or_dense_weights_is_the_rule_applied_row_by_row(monkeypatch, block):
     """strongest, from a sparse matrix or an array (row- or column-major, as a solve gives it), on dense blocks of

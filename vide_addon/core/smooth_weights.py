@@ -45,7 +45,8 @@ from scipy.sparse import csgraph
 from scipy.sparse.linalg import splu
 from scipy.spatial import cKDTree
 
-from .weights import BLOCK, block_rows, by_rows, entry_rows, flat_csr, row_max, stacked, strongest, to_csr
+from .geodesic import median
+from .weights import BLOCK, along_rows, block_rows, by_rows, entry_rows, flat_csr, row_max, stacked, strongest, to_csr
 
 WIDTH_FLOOR = 0.5  # on a bone, weights are held as hard as half the way to the outline
 GEODESIC_REACH = 1e-8  # exp(-d / s) seeds this small are about 18 smoothness lengths further than the nearest bone
@@ -100,7 +101,7 @@ def triangle_terms(points, corners, finest=0.0):
     sx, sy = [x[(k + 1) % 3] - x[k] for k in range(3)], [y[(k + 1) % 3] - y[k] for k in range(3)]
     squared = [sx[k] * sx[k] + sy[k] * sy[k] for k in range(3)]
     longest = np.sqrt(np.maximum(np.maximum(squared[0], squared[1]), squared[2]))
-    finest = finest * np.median(longest) if len(longest) else 0.0
+    finest = finest * median(longest) if len(longest) else 0.0  # np.median's, without its checks (0.03 -> 0.01 ms)
     stiffer = np.maximum(finest / np.maximum(longest, 1e-300), 1.0) ** 2
     twice_area = np.abs(sx[0] * sy[1] - sy[0] * sx[1])
     # Summed triangle by triangle, in the order of their corners (a large mesh's blend is sensitive to round-off).
@@ -515,7 +516,7 @@ def exponential_seeds(dist, smoothness):
     per_length = -1.0 / np.asarray(smoothness, np.float64)[None, :]
 
     def block(seeds):
-        nearest = seeds.min(axis=1, keepdims=True)
+        nearest = along_rows(np.minimum, seeds)[:, None]
         unreached = ~np.isfinite(nearest[:, 0])
         nearest[unreached] = 0.0
         seeds -= nearest
