@@ -161,6 +161,26 @@ def test_a_plain_mesh_is_bound_by_distance_inside_it(scene):
     assert w[next_to_slot, 0].max() < 0.01, "the left bone does not reach across the slot"
 
 
+@pytest.mark.parametrize("method", ['GEODESIC', 'MESHFREE'])
+def test_stray_faces_of_no_area_bind_with_the_rest(scene, method):
+    """An unmerged mesh: a grid with two stray faces of no area beside it, one of three collinear vertices and one of
+    three at the same place. The bind goes through (it raised "Factor is exactly singular") and weights them too."""
+    bpy.ops.mesh.primitive_grid_add(x_subdivisions=20, y_subdivisions=20, size=2.0)
+    grid_ob = bpy.context.object
+    bm = bmesh.new()
+    bm.from_mesh(grid_ob.data)
+    for corners in ([(1.2, 0.0, 0), (1.3, 0.0, 0), (1.4, 0.0, 0)], [(1.2, 0.5, 0)] * 3):
+        bm.faces.new([bm.verts.new(c) for c in corners])
+    bm.to_mesh(grid_ob.data)
+    bm.free()
+    arm = add_armature({"left": ((-0.5, -0.8, 0), (-0.5, 0.0, 0)), "right": ((0.5, -0.8, 0), (0.5, 0.0, 0))})
+    select_only(arm)
+    grid_ob.select_set(True)
+    assert bpy.ops.vide.bind_armature(method=method) == {'FINISHED'}
+    counts, sums, _ = influences(grid_ob)
+    assert counts.min() >= 1 and np.abs(sums - 1).max() < 1e-6
+
+
 def test_undo_restores_the_unbound_mesh(scene, tmp_path):
     ob = vectorized(tmp_path, LEGS, "undo_me")
     arm = rig_for(ob, LEGS.shape, LEG_BONES)

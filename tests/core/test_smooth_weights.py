@@ -438,3 +438,25 @@ def test_cotangent_laplacian_is_canonical_and_sums_each_triangles_entries(radix,
     matrix = smooth_weights.cotangent_laplacian(corners, half_cot, anchor)
     assert matrix.format == "csc" and matrix.has_canonical_format and matrix.nnz == np.count_nonzero(expected)
     assert np.abs(matrix.toarray() - expected).max() < 1e-12 * np.abs(expected).max()
+
+
+@pytest.mark.parametrize("stray", ["collinear", "one-point", "round-off"])
+def test_a_triangle_of_no_area_on_its_own_keeps_its_seeds_and_the_rest_blends_as_without_it(stray):
+    # A stray face of three collinear (or coincident) vertices, as an unmerged mesh can have, on top of the outline's
+    # own vertices (so no distance to the outline changes), or collinear but for round-off, on a slanted line. It has
+    # no cotangent weights: its vertices keep their seeds rather than make the factorization singular ("Factor is
+    # exactly singular" before, or all weights 0).
+    pts, tris, _dist, blend, seeds = legs()
+    n = len(pts)
+    top = np.flatnonzero(pts[:, 1] == LEGS[:, 1].max())
+    top = top[np.argsort(pts[top, 0])][len(top) // 2:][:3]
+    corners = {"collinear": pts[top], "one-point": pts[top[[0, 0, 0]]],
+               "round-off": pts[top[0]] + np.array([[0.0], [0.1], [0.3]]) * [np.cos(0.7), np.sin(0.7)]}[stray]
+    assert stray != "round-off" or np.cross(corners[1] - corners[0], corners[2] - corners[0]) != 0
+    more_pts, more_tris = np.vstack([pts, corners]), np.vstack([tris, [n, n + 1, n + 2]])
+    more_seeds = np.vstack([seeds, [[0.2, 0.5, 0.3]] * 3])
+    more = JointBlend(more_pts, more_tris, HEADS, TAILS, 0.4, GEODESIC_REACH)(more_seeds, 4, 0.0).toarray()
+    assert np.isfinite(more).all()
+    assert np.allclose(more[n:], [0.2, 0.5, 0.3])
+    if stray != "round-off":  # (its corners are not outline points of the legs)
+        assert np.abs(more[:n] - blend(seeds, 4, 0.0).toarray()).max() < 1e-9

@@ -86,6 +86,9 @@ SOLVE_COLUMNS = 8
 # (`weights.strongest`), and the rows sum to about 1, so the weights move by about bones x DROP at most.
 DROP = 1e-10
 RADIX_SIDES = 1 << 15  # triangle sides up to which `cotangent_laplacian` sorts by radix
+# A triangle whose height is under this fraction of its longest side is flat: collinear or coincident corners, as a
+# stray face of an unmerged mesh has, where round-off leaves some area (the vectorizer's meshes: 0.2 at least).
+FLAT = 1e-8
 
 
 def triangle_terms(points, corners, finest=0.0):
@@ -100,12 +103,16 @@ def triangle_terms(points, corners, finest=0.0):
     # Side k runs from corner k to corner k + 1; the angle at k is between side k and side k - 1 reversed.
     sx, sy = [x[(k + 1) % 3] - x[k] for k in range(3)], [y[(k + 1) % 3] - y[k] for k in range(3)]
     squared = [sx[k] * sx[k] + sy[k] * sy[k] for k in range(3)]
-    longest = np.sqrt(np.maximum(np.maximum(squared[0], squared[1]), squared[2]))
+    most = np.maximum(np.maximum(squared[0], squared[1]), squared[2])
+    longest = np.sqrt(most)
     finest = finest * median(longest) if len(longest) else 0.0  # np.median's, without its checks (0.03 -> 0.01 ms)
-    stiffer = np.maximum(finest / np.maximum(longest, 1e-300), 1.0) ** 2
     twice_area = np.abs(sx[0] * sy[1] - sy[0] * sx[1])
     # Summed triangle by triangle, in the order of their corners (a large mesh's blend is sensitive to round-off).
     areas = np.bincount(corners.T.ravel(), np.repeat(0.5 * twice_area / 3.0, 3), len(points))
+    flat = twice_area <= FLAT * most
+    if flat.any():  # no area to speak of, no cotangent weights (else huge ones of both signs, cancelling to 0 pivots)
+        longest[flat] = twice_area[flat] = np.inf
+    stiffer = np.maximum(finest / np.maximum(longest, 1e-300), 1.0) ** 2
     scale = 0.5 * stiffer / np.maximum(twice_area, 1e-300)
     return areas, np.stack([scale * -(sx[k] * sx[k - 1] + sy[k] * sy[k - 1]) for k in range(3)])
 
