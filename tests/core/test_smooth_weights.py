@@ -15,6 +15,7 @@ from scipy.spatial import Delaunay
 from test_geodesic_and_weights import ELL, LEGS, inside_polygon, polygon_mesh
 from vide_addon.core import bind_weights, smooth_weights
 from vide_addon.core.bind_settings import BindSettings
+from vide_addon.core.errors import VideError
 from vide_addon.core.bind_weights import geodesic_weights, joint_blend
 from vide_addon.core.geodesic import Domain, bone_distances
 from vide_addon.core.meshfree_bones import BoneRig
@@ -460,3 +461,8 @@ def test_a_triangle_of_no_area_on_its_own_keeps_its_seeds_and_the_rest_blends_as
     assert np.allclose(more[n:], [0.2, 0.5, 0.3])
     if stray != "round-off":  # (its corners are not outline points of the legs)
         assert np.abs(more[:n] - blend(seeds, 4, 0.0).toarray()).max() < 1e-9
+
+
+def test_a_singular_blend_matrix_is_reported_as_bad_input_not_a_traceback():
+    with pytest.raises(VideError, match="Joint Blending 0"):
+        smooth_weights._factored(sparse.csc_matrix((3, 3)))

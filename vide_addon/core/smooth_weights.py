@@ -45,6 +45,7 @@ from scipy.sparse import csgraph
 from scipy.sparse.linalg import splu
 from scipy.spatial import cKDTree
 
+from .errors import VideError
 from .geodesic import median
 from .weights import BLOCK, along_rows, block_rows, by_rows, entry_rows, flat_csr, row_max, stacked, strongest, to_csr
 
@@ -484,9 +485,14 @@ def _factored(matrix):
     the fill of COLAMD), and panels of one column: the factorization's CPU time, min of interleaved runs, on the
     sample character's matrix 3.9 -> 3.0 ms, the 17k hand's 19.7 -> 13.0 ms, the whole comb's 42 -> 24 ms (SuperLU's
     default panels; the same factors to round-off). A CSR matrix (a zone's) is its own transpose, CSC with the same
-    arrays: not converted."""
-    return splu(matrix if matrix.format == "csc" else matrix.T, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0,
-                panel_size=1, options={"SymmetricMode": True}).solve
+    arrays: not converted. A singular matrix (none is known since flat triangles have no weights) is bad input: a
+    message, not a traceback."""
+    try:
+        return splu(matrix if matrix.format == "csc" else matrix.T, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0,
+                    panel_size=1, options={"SymmetricMode": True}).solve
+    except RuntimeError as err:  # SuperLU's "Factor is exactly singular"
+        raise VideError("Joint Blending has no solution on its triangles (a singular matrix): merge its vertices by "
+                        "distance, or bind with Joint Blending 0") from err
 
 
 def _smoothed(interpolation, tris, n, rounds=2):
