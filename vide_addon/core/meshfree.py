@@ -403,7 +403,8 @@ def _sees_any(outline, pts, clear, lattice, node, radius):
     near = lattice.index[node[:, None] + lattice.shifts(radius / lattice.spacing + np.sqrt(0.5))]
     lx, ly, lattice_clear = lattice.columns
     dx, dy = lx[near] - pts[:, None, 0], ly[near] - pts[:, None, 1]
-    gap, within = fast_hypot(dx, dy), ~_beyond(dx, dy, radius)
+    gap = fast_hypot(dx, dy)
+    within = ~_beyond(dx, dy, radius, gap)
     reach = lattice_clear[near]
     row = np.arange(len(pts))
     first = np.argmax(np.where(within, reach - gap, -np.inf), axis=1)
@@ -422,11 +423,12 @@ def _sees_any(outline, pts, clear, lattice, node, radius):
     return seen
 
 
-def _beyond(dx, dy, bound):
+def _beyond(dx, dy, bound, size=None):
     """Whether each vector (dx, dy) is longer than `bound` as np.hypot measures it (the thin-part search's 1.5 spacings
     is a hard cut-off: a centre an ulp inside it sees the lattice point, one outside may become a sample), from
-    `geodesic.fast_hypot`, an ulp or so off np.hypot: np.hypot decides only within a few ulps of the bound."""
-    size = fast_hypot(dx, dy)
+    `geodesic.fast_hypot`, an ulp or so off np.hypot (`size`, if known): np.hypot decides only within a few ulps of the
+    bound."""
+    size = fast_hypot(dx, dy) if size is None else size
     beyond = size > bound
     bound = np.broadcast_to(bound, size.shape)
     close = np.flatnonzero(np.abs(size - bound) <= 1e-14 * bound)
