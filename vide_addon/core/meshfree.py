@@ -380,15 +380,15 @@ def _fill_thin_parts(outline, tris, lattice, spacing):
     rest, clear = rest[off], clear[off]
     if len(lattice):
         # Most of the others see a lattice point at their nearest grid node or one of its 8 neighbours, their clear
-        # disks covering the step: the search is left to the rest. (With empty nodes not filtered out, and `_beyond`:
-        # the whole search on the sample character 1.54 -> 1.2 ms; over a table of the 9 at once, not node by node
-        # on the centres left, 0.1 ms less.)
-        rnode = node[rest]
-        near = lattice.index[rnode[:, None] + lattice.shifts(np.sqrt(2.0))]
-        covered = ~_beyond(px[rest, None] - lx[near], py[rest, None] - ly[near],
-                           np.minimum(clear[:, None] + lattice_clear[near], radius))
-        left = ~_any_in_rows(covered)
-        rest = rest[left][~_sees_any(outline, centres[rest[left]], clear[left], lattice, rnode[left], radius)]
+        # disks covering the step: the search is left to the rest. (On columns kept for the centres left, with empty
+        # nodes not filtered out, and `_beyond`: the whole search on the sample character 1.54 -> 1.2 ms.)
+        shifts = lattice.shifts(np.sqrt(2.0))
+        rx, ry, rclear, rnode = px[rest], py[rest], clear, node[rest]
+        for shift in np.concatenate([[0], shifts[shifts != 0]]):
+            near = lattice.index[rnode + shift]
+            left = _beyond(rx - lx[near], ry - ly[near], np.minimum(rclear + lattice_clear[near], radius))
+            rest, rx, ry, rclear, rnode = rest[left], rx[left], ry[left], rclear[left], rnode[left]
+        rest = rest[~_sees_any(outline, centres[rest], rclear, lattice, rnode, radius)]
     centres = centres[rest]
     return centres[one_per_cell(centres, np.arange(len(centres)), 0.5 * spacing)]
 
