@@ -74,7 +74,6 @@ class Samples:
         # Unbalanced: built quicker, queried as fast (the same neighbours, equally near ones perhaps in another order;
         # sample character 0.27 -> 0.17 ms to build).
         tree = cKDTree(pts, balanced_tree=False, compact_nodes=False)
-        i, j, graph = _link_graph(outline, lattice, pts, clear, LINK_RADIUS * spacing)
         k = min(K_NEIGHBOURS, len(pts))
         step, near = tree.query(domain.points, k=k)
         step, near = step.reshape(-1, k), near.reshape(-1, k)
@@ -97,12 +96,16 @@ class Samples:
         # need no other) is traced with the graph's links (from no vertex: -1), in one `Outline.straight` call: each
         # call costs ~0.2 ms besides its segments (sample character, 1,480 links and 187 steps: 0.2 ms less than two).
         blind, slot = _nearest_inward(samples, np.flatnonzero(~_any_in_rows(~untested)))
+        # The graph's tables made only now and dropped once it is made: kept through the other steps, they left those
+        # steps' arrays fresh memory to fault in (17k hand, 2 ms more).
+        i, j, graph = _link_graph(outline, lattice, pts, clear, LINK_RADIUS * spacing)
         first = blind * k + slot
         s, links = np.take(near, first), len(i)
         inside = outline.straight_xy(*(np.concatenate(pair) for pair in (
             (sx[i], vx[blind]), (sy[i], vy[blind]), (sx[j], sx[s]), (sy[j], sy[s]), (np.full(links, -1), blind),
             (clear[i], vertex_clear[blind]), (clear[j], clear[s]))))
         samples.graph = graph(inside[:links])
+        del graph
         np.put(step, first[~inside[links:]], np.inf)
         np.put(untested, first, False)
         blind = blind[np.isinf(step[blind, slot])]
