@@ -732,12 +732,32 @@ def test_median_is_numpys_to_the_bit():
             assert geodesic.median(v) == float(np.median(v))
 
 
+def _einsum_ccw_angle(u, v):
+    """The counter-clockwise angle from rows u to rows v with the dot product summed by np.einsum (as the inward-leaving
+    test and the corner openings measured it before they took coordinate columns)."""
+    return np.mod(np.arctan2(u[:, 0] * v[:, 1] - u[:, 1] * v[:, 0], np.einsum("ij,ij->i", u, v)), 2.0 * np.pi)
+
+
 def test_the_outline_opening_at_a_doubled_vertex_is_the_counter_clockwise_angle_between_its_edges():
-    """Domain's corner openings (read by the inward-leaving test and the thinning) are `_ccw_angle`'s to the bit,
-    also where the outgoing outline edge has no length (a vertex listed twice): 0, not pi (-0.0 + -0.0 in the dot
-    product)."""
+    """Domain's corner openings (read by the inward-leaving test and the thinning) are the counter-clockwise angle
+    with np.einsum's dot product to the bit, also where the outgoing outline edge has no length (a vertex listed twice):
+    0, not pi (-0.0 + -0.0 in the dot product)."""
     points = np.array([[0, 0], [1, 1], [1, 1], [0, 2], [0.3, 1.0]], float)  # vertex 2 doubles vertex 1
     tris = np.array([[0, 1, 4], [1, 2, 4], [2, 3, 4], [3, 0, 4]])
     domain = geodesic.Domain.from_mesh(points, tris, links=False)
     u, v = points[2] - points[1], points[0] - points[1]
-    assert domain.opening[1] == geodesic._ccw_angle(u[None], v[None])[0]
+    assert domain.opening[1] == _einsum_ccw_angle(u[None], v[None])[0] == 0.0
+
+
+def test_the_counter_clockwise_angle_on_columns_is_np_einsums_to_the_bit():
+    """`_ccw_angle` on coordinate columns (the inward-leaving test's turn) against the angle with np.einsum's dot
+    product, on random vectors of many scales with exact zeros of either sign, parallel and opposite ones."""
+    rng = np.random.default_rng(5)
+    n = 4000
+    u = rng.normal(size=(n, 2)) * 10.0 ** rng.uniform(-6, 6, (n, 1))
+    v = rng.normal(size=(n, 2)) * 10.0 ** rng.uniform(-6, 6, (n, 1))
+    u[:500] = rng.choice([0.0, -0.0], size=(500, 2))
+    v[250:750] = rng.choice([0.0, -0.0, 1.0, -1.0], size=(500, 2))
+    v[1000:1200], v[1200:1400] = 3.0 * u[1000:1200], -u[1200:1400]
+    angle = geodesic._ccw_angle(u[:, 0], u[:, 1], v[:, 0], v[:, 1])
+    assert np.array_equal(angle, _einsum_ccw_angle(u, v))

@@ -147,12 +147,8 @@ class Domain:
         self.to_next = self.points[nxt] - self.points
         self.opening = np.full(n, np.nan)
         at = np.flatnonzero(simple)
-        # `_ccw_angle` on coordinate columns (gathers from rows are slow; sample character 0.08 -> 0.05 ms)
         (x, y), after, before = self.points.T, nxt[at], prv[at]
-        ux, uy, vx, vy = x[after] - x[at], y[after] - y[at], x[before] - x[at], y[before] - y[at]
-        # + 0.0 as np.einsum's sum in `_ccw_angle`: -0.0 + -0.0 is -0.0, and arctan2(0, -0.0) is pi, not 0 (a doubled
-        # outline vertex, whose outgoing edge has no length).
-        self.opening[at] = np.mod(np.arctan2(ux * vy - uy * vx, ux * vx + uy * vy + 0.0), 2.0 * np.pi)
+        self.opening[at] = _ccw_angle(x[after] - x[at], y[after] - y[at], x[before] - x[at], y[before] - y[at])
 
     def _links(self):
         """Symmetric graph of straight, inside links between the nodes: the edges, and links across up to
@@ -488,9 +484,10 @@ class Domain:
             return ok
         v = i[edge]
         opening = self.opening[v]
-        turn = _ccw_angle(self.to_next[v], d[edge])
+        dx, dy = d[edge, 0], d[edge, 1]  # on columns, gathered once (sample character, 2k steps: 0.2 -> 0.13 ms)
+        turn = _ccw_angle(self.to_next[v, 0], self.to_next[v, 1], dx, dy)
         # Along a boundary edge counts as inside, to within the rounding tolerance.
-        eps = self.tolerance / np.maximum(np.hypot(*d[edge].T), 1e-300)
+        eps = self.tolerance / np.maximum(np.hypot(dx, dy), 1e-300)
         ok[edge] = (turn <= opening + eps) | (turn >= 2.0 * np.pi - eps)
         loose = np.flatnonzero(np.isnan(opening))  # the boundary touches itself here: test a point
         if len(loose):
@@ -639,10 +636,11 @@ def _pseudo_angle_xy(x, y):
     return np.where(y >= 0, 1.0 - r, 3.0 + r)
 
 
-def _ccw_angle(u, v):
-    """Counter-clockwise angle from u to v, in [0, 2 pi)."""
-    turn = np.arctan2(u[:, 0] * v[:, 1] - u[:, 1] * v[:, 0], np.einsum("ij,ij->i", u, v))
-    return np.mod(turn, 2.0 * np.pi)
+def _ccw_angle(ux, uy, vx, vy):
+    """Counter-clockwise angle from u to v, in [0, 2 pi), on coordinate columns (gathers from rows of (n, 2) are slow).
+    The dot product + 0.0, as np.einsum's sum (which it was): -0.0 + -0.0 is -0.0, and arctan2(0, -0.0) is pi, not 0
+    (at a doubled outline vertex, whose outgoing edge has no length)."""
+    return np.mod(np.arctan2(ux * vy - uy * vx, ux * vx + uy * vy + 0.0), 2.0 * np.pi)
 
 
 def pairs_within(tree, centres, radius, k=32):

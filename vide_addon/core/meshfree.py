@@ -74,7 +74,6 @@ class Samples:
         # Unbalanced: built quicker, queried as fast (the same neighbours, equally near ones perhaps in another order;
         # sample character 0.27 -> 0.17 ms to build).
         tree = cKDTree(pts, balanced_tree=False, compact_nodes=False)
-        graph = _link_graph(outline, lattice, pts, clear, LINK_RADIUS * spacing)
         k = min(K_NEIGHBOURS, len(pts))
         step, near = tree.query(domain.points, k=k)
         step, near = step.reshape(-1, k), near.reshape(-1, k)
@@ -91,10 +90,26 @@ class Samples:
         v, s = rim // k, np.take(near, rim)
         (vx, vy), (sx, sy) = domain.points.T, pts.T
         np.put(untested, rim, ~outline.covers(vx[v], vy[v], sx[s], sy[s], v, vertex_clear[v], clear[s]))
-        samples = cls(pts, len(lattice_pts), spacing, graph, domain, outline, near, step, untested, clear,
+        samples = cls(pts, len(lattice_pts), spacing, None, domain, outline, near, step, untested, clear,
                       vertex_clear, None, tree, None, stages)
-        blind = np.flatnonzero(~_any_in_rows(~untested))  # every step untested
-        while len(blind):  # nearest first, until each vertex has a step known inside (most: the first)
+        # Vertices with every step untested, nearest first, until each has a step known inside. The first round (most
+        # need no other) is traced with the graph's links (from no vertex: -1), in one `Outline.straight` call: each
+        # call costs ~0.2 ms besides its segments (sample character, 1,480 links and 187 steps: 0.2 ms less than two).
+        blind, slot = _nearest_inward(samples, np.flatnonzero(~_any_in_rows(~untested)))
+        # The graph's tables made only now and dropped once it is made: kept through the other steps, they left those
+        # steps' arrays fresh memory to fault in (17k hand, 2 ms more).
+        i, j, graph = _link_graph(outline, lattice, pts, clear, LINK_RADIUS * spacing)
+        first = blind * k + slot
+        s, links = np.take(near, first), len(i)
+        inside = outline.straight_xy(*(np.concatenate(pair) for pair in (
+            (sx[i], vx[blind]), (sy[i], vy[blind]), (sx[j], sx[s]), (sy[j], sy[s]), (np.full(links, -1), blind),
+            (clear[i], vertex_clear[blind]), (clear[j], clear[s]))))
+        samples.graph = graph(inside[:links])
+        del graph
+        np.put(step, first[~inside[links:]], np.inf)
+        np.put(untested, first, False)
+        blind = blind[np.isinf(step[blind, slot])]
+        while len(blind):
             blind, slot = _nearest_inward(samples, blind)
             samples._test(blind * k + slot)
             blind = blind[np.isinf(step[blind, slot])]
@@ -391,7 +406,8 @@ def _sees_any(outline, pts, clear, lattice, node, radius):
     near = lattice.index[node[:, None] + lattice.shifts(radius / lattice.spacing + np.sqrt(0.5))]
     lx, ly, lattice_clear = lattice.columns
     dx, dy = lx[near] - pts[:, None, 0], ly[near] - pts[:, None, 1]
-    gap, within = fast_hypot(dx, dy), ~_beyond(dx, dy, radius)
+    gap = fast_hypot(dx, dy)
+    within = ~_beyond(dx, dy, radius, gap)
     reach = lattice_clear[near]
     row = np.arange(len(pts))
     first = np.argmax(np.where(within, reach - gap, -np.inf), axis=1)
@@ -410,11 +426,12 @@ def _sees_any(outline, pts, clear, lattice, node, radius):
     return seen
 
 
-def _beyond(dx, dy, bound):
+def _beyond(dx, dy, bound, size=None):
     """Whether each vector (dx, dy) is longer than `bound` as np.hypot measures it (the thin-part search's 1.5 spacings
     is a hard cut-off: a centre an ulp inside it sees the lattice point, one outside may become a sample), from
-    `geodesic.fast_hypot`, an ulp or so off np.hypot: np.hypot decides only within a few ulps of the bound."""
-    size = fast_hypot(dx, dy)
+    `geodesic.fast_hypot`, an ulp or so off np.hypot (`size`, if known): np.hypot decides only within a few ulps of the
+    bound."""
+    size = fast_hypot(dx, dy) if size is None else size
     beyond = size > bound
     bound = np.broadcast_to(bound, size.shape)
     close = np.flatnonzero(np.abs(size - bound) <= 1e-14 * bound)
@@ -439,7 +456,10 @@ def _link_graph(outline, lattice, pts, clear, radius):
     lattice, ties among equally near points would be broken by index, and mirrored input would get an unmirrored
     graph. Links to lattice points are read off the grid, the lattice's own at fixed offsets and in order: the matrix
     comes out canonical with nothing to sort (sample character: 3.9 -> 2.3 ms; query_pairs of all samples and
-    coo -> csr's sort of 37k entries; -> 1.95 ms with the table below and fewer numpy calls)."""
+    coo -> csr's sort of 37k entries; -> 1.95 ms with the table below and fewer numpy calls).
+
+    Returned as (i, j, graph): the pairs of samples whose links need tracing, and graph(inside), the matrix given
+    whether each of those stays inside (`Outline.straight`), so that they may be traced with other segments."""
     n, m = len(pts), len(lattice)
     x, y = pts[:, 0], pts[:, 1]
     # The offsets to the nodes in reach, increasing: each lattice point's neighbours come in increasing order, the
@@ -482,33 +502,39 @@ def _link_graph(outline, lattice, pts, clear, radius):
         o_inside = o_close & (o_length <= clear[oi] + clear[oj])
         o_rest = np.flatnonzero(o_close & ~o_inside)
         i, j = np.concatenate([i, oi[o_rest]]), np.concatenate([j, oj[o_rest]])
-    inside = outline.straight(pts[i], pts[j], None, clear[i], clear[j])
-    lat = len(row)
-    linked[row, col] = linked[j[:lat], (wide - 1) - col] = inside[:lat]
-    at = np.flatnonzero(linked)
-    indices, data = near.ravel()[at], length.ravel()[at]
-    # Where each row's lattice links end (a running count: quicker than a sum along the table's rows).
-    indptr = np.zeros(n + 1, np.int64)
-    indptr[1:m + 1] = np.cumsum(linked.ravel())[wide - 1::wide]
-    indptr[m + 1:] = len(at)
-    if n > m:
-        o_inside[o_rest] = inside[lat:]
-        keep = np.flatnonzero(o_inside)
-        r, c = np.concatenate([oi[keep], oj[keep]]), np.concatenate([oj[keep], oi[keep]])
-        # By row, then column (the pairs are distinct): of fewer than 65,536 samples by two 16-bit radix passes
-        # (sample character, 4.4k links: 0.12 -> 0.06 ms).
-        order = np.lexsort((c.astype(np.uint16), r.astype(np.uint16))) if n <= 65536 else np.argsort(r * n + c)
-        r, c = r[order], c[order]
-        # Each goes after its row's lattice links: where it lands once those before it are in.
-        place = indptr[r + 1] + np.arange(len(r))
-        lattice_link = np.ones(len(indices) + len(r), bool)
-        lattice_link[place] = False
-        merged_indices, merged_data = np.empty(len(lattice_link), np.int32), np.empty(len(lattice_link))
-        merged_indices[lattice_link], merged_data[lattice_link] = indices, data
-        merged_indices[place], merged_data[place] = c, np.concatenate([o_length[keep], o_length[keep]])[order]
-        indices, data = merged_indices, merged_data
-        indptr[1:] += np.cumsum(np.bincount(r, minlength=n))
-    return csr_matrix((data, indices.astype(np.int32, copy=False), indptr.astype(np.int32)), shape=(n, n))
+
+    def graph(inside):
+        """The matrix, given whether each link of (i, j) stays inside."""
+        lat = len(row)
+        linked[row, col] = linked[j[:lat], (wide - 1) - col] = inside[:lat]
+        at = np.flatnonzero(linked)
+        indices, data = near.ravel()[at], length.ravel()[at]
+        # Where each row's lattice links end: a running count of the rows' counts, those by a product with ones, in
+        # uint8 (the table has 20 columns at LINK_RADIUS 2.3, fewer than 256). A running count over the whole table,
+        # cast to int64, cost the sample character's bind ~0.3 ms more (interleaved binds).
+        indptr = np.zeros(n + 1, np.int64)
+        np.cumsum(linked.view(np.uint8) @ np.ones(wide, np.uint8), out=indptr[1:m + 1])
+        indptr[m + 1:] = len(at)
+        if n > m:
+            o_inside[o_rest] = inside[lat:]
+            keep = np.flatnonzero(o_inside)
+            r, c = np.concatenate([oi[keep], oj[keep]]), np.concatenate([oj[keep], oi[keep]])
+            # By row, then column (the pairs are distinct): of fewer than 65,536 samples by two 16-bit radix
+            # passes (sample character, 4.4k links: 0.12 -> 0.06 ms).
+            order = np.lexsort((c.astype(np.uint16), r.astype(np.uint16))) if n <= 65536 else np.argsort(r * n + c)
+            r, c = r[order], c[order]
+            # Each goes after its row's lattice links: where it lands once those before it are in.
+            place = indptr[r + 1] + np.arange(len(r))
+            lattice_link = np.ones(len(indices) + len(r), bool)
+            lattice_link[place] = False
+            merged_indices, merged_data = np.empty(len(lattice_link), np.int32), np.empty(len(lattice_link))
+            merged_indices[lattice_link], merged_data[lattice_link] = indices, data
+            merged_indices[place], merged_data[place] = c, np.concatenate([o_length[keep], o_length[keep]])[order]
+            indices, data = merged_indices, merged_data
+            indptr[1:] += np.cumsum(np.bincount(r, minlength=n))
+        return csr_matrix((data, indices.astype(np.int32, copy=False), indptr.astype(np.int32)), shape=(n, n))
+
+    return i, j, graph
 
 
 class Outline:
@@ -553,9 +579,11 @@ class Outline:
         if self._outline_points is None:  # points at most a step apart along the outline
             count = np.maximum(np.ceil(self.length / self.step).astype(np.int64), 1)
             edge, k = _runs(np.zeros(len(count), np.int64), count)
+            # On coordinate columns (the same bits as on rows of (n, 2): sample character 0.15 -> 0.06 ms).
+            t, ax, ay = k / count[edge], self.ax[edge], self.ay[edge]
+            along = np.column_stack([ax + t * (self.bx[edge] - ax), ay + t * (self.by[edge] - ay)])
             # Unbalanced: built in 0.28 ms instead of 0.49 on the sample character, queried as fast.
-            self._outline_points = cKDTree(self.a[edge] + (k / count[edge])[:, None] * (self.b - self.a)[edge],
-                                           balanced_tree=False, compact_nodes=False)
+            self._outline_points = cKDTree(along, balanced_tree=False, compact_nodes=False)
         bound = self.domain.clear.at(pts)
         slack = 0.5 * self.step + 3.0 * self.domain.tolerance
         near = np.flatnonzero(bound < reach)
