@@ -377,7 +377,10 @@ class Domain:
         # its side k (3 t + k in `side`).
         at_q, at_v = np.flatnonzero(~ok), i[~ok]
         in_q = side = np.empty(0, np.int64)
-        for _ in range(max_steps):
+        # A walk that stays inside enters each triangle and vertex at most once: no more steps than there are of them.
+        # Across a flat triangle (collinear corners) one can come back to where it was and go round for ever (a
+        # 286-vertex star with one on its outline, at 1e8 scale: 100,000 steps, 23 s; now 0.12 s), not visible.
+        for _ in range(min(max_steps, len(self.tris) + len(pts) + 1)):
             if len(at_q):
                 seen, go_q, go_side, at_q, at_v = self._leave_vertex(at_q, at_v, (x, y, ux, uy, qx, qy), j)
                 ok[seen] = True
