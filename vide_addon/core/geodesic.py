@@ -686,7 +686,13 @@ class Clearance:
         self.shape = np.floor(extent / self.cell).astype(np.int64) + 1
         free = np.ones(self.shape, bool)
         free.ravel()[self._cells(ax[edge] + t * dx[edge], ay[edge] + t * dy[edge])[0]] = False
-        self.grid = ndimage.distance_transform_edt(free) * self.cell
+        # The distances from the feature transform (each cell's nearest edge cell) by squared offsets in its int32
+        # (at most 2 * 2,049^2), the same bits as distance_transform_edt's, whose float64 arithmetic on the offsets
+        # took nearly as long as the transform itself on large grids (63k hand 12.0 -> 7.9 ms, 17k hand 2.8 -> 2.0).
+        row, col = ndimage.distance_transform_edt(free, return_distances=False, return_indices=True)
+        row -= np.arange(len(free), dtype=row.dtype)[:, None]
+        col -= np.arange(free.shape[1], dtype=col.dtype)
+        self.grid = np.sqrt(row * row + col * col, dtype=float) * self.cell
         # A point and a sample each lie within half a cell diagonal of their cell centres; samples are at
         # most half a piece from their edge.
         self.slack = np.sqrt(2.0) * self.cell + 0.5 * float((length / count).max())
