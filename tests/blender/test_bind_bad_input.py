@@ -75,6 +75,27 @@ def test_a_closed_mesh(scene):
     fails_cleanly("no outline")
 
 
+def test_a_mesh_on_a_line_has_no_area(scene, tmp_path):
+    """Faces whose vertices all lie on a line: nothing to weight, told apart both where the picture's own axes give
+    the plane (a vectorized mesh flattened onto its x axis) and where the best fit through the vertices does."""
+    flattened = vectorized(tmp_path, ring())
+    co = np.empty(len(flattened.data.vertices) * 3, np.float32)
+    flattened.data.vertices.foreach_get("co", co)
+    co = co.reshape(-1, 3) * np.float32([1, 0, 0])
+    flattened.data.vertices.foreach_set("co", co.ravel())
+    me = bpy.data.meshes.new("line")
+    me.from_pydata([(0, 0, 0), (1, 0, 1), (2, 0, 2), (3, 0, 3)], [], [(0, 1, 2), (1, 2, 3)])
+    plain = bpy.data.objects.new("line", me)
+    scene.collection.objects.link(plain)
+    arm = add_armature({"b": ((0, 0, 0), (0, 0, 0.2))})
+    assert flattened.vide.image is not None and plain.vide.image is None
+    for ob in (flattened, plain):
+        assert ob.data.polygons  # faces, none of any area
+        select_only(arm)
+        ob.select_set(True)
+        fails_cleanly("no area")
+
+
 def test_linked_armature_and_linked_mesh(scene, tmp_path):
     ob = vectorized(tmp_path, ring(), "libmesh")
     arm = add_armature({"b": ((0, 0, 0), (0, 0, 0.2))}, name="LibRig")
