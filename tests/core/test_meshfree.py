@@ -314,9 +314,11 @@ def test_distances_cut_short_are_exact_wherever_cells_and_supports_reach(case):
 def test_a_binds_handles_put_in_at_once_leave_what_putting_them_in_one_by_one_does_with_exact_gaps():
     """A bind puts its real handles in at once (HandleSet._add_all). Against `_add` for one after another: the
     same nearest handle, owner and ties at every sample and the same reach of every cell. The distances between
-    handles (r_h, and the weights of the harmonic blend's links) are exact, as full Dijkstras give them, where one
-    by one they were left infinite for handles beyond the later one's cut: which made them depend on the order
-    of the bones (the 63k hand of bench/weights.py had weights 0.11 off its mirror image)."""
+    handles that the weights read (r_h, and the weights of the harmonic blend's links between neighbouring cells)
+    are exact, as full Dijkstras give them, where one by one they were left infinite for handles beyond the later
+    one's cut: which made them depend on the order of the bones (the 63k hand of bench/weights.py had weights 0.11
+    off its mirror image). At once, they are cut only beyond where any of those lies (`HandleSet._columns`), the
+    same for every order."""
     from vide_addon.core.meshfree import TOUCH, HandleSet
 
     samples, handles, _w = chain_weights(0.25, False)
@@ -337,7 +339,12 @@ def test_a_binds_handles_put_in_at_once_leave_what_putting_them_in_one_by_one_do
     exact = np.minimum(exact, exact.T)
     exact[exact <= TOUCH * samples.spacing] = np.inf
     np.fill_diagonal(exact, np.inf)
-    assert np.array_equal(at_once._between[:count, :count], exact)
+    between = at_once._between[:count, :count]
+    kept = np.isfinite(between)
+    assert np.array_equal(between[kept], exact[kept])
+    assert np.array_equal(at_once._nearest_real(), exact.min(axis=1)), "r_h"
+    assert not (at_once._dual(count) & ~kept).any(), "every link of the harmonic blend"
+    assert np.array_equal(HandleSet(samples, handles[::-1])._between[:count, :count], between[::-1, ::-1])
     was = one_by_one._between[:count, :count]
     assert np.allclose(was[np.isfinite(was)], exact[np.isfinite(was)], rtol=0, atol=1e-12)
     assert (np.isinf(was) & np.isfinite(exact)).any(), "one by one, some distances between handles were cut"
