@@ -350,6 +350,36 @@ def test_a_binds_handles_put_in_at_once_leave_what_putting_them_in_one_by_one_do
     assert (np.isinf(was) & np.isfinite(exact)).any(), "one by one, some distances between handles were cut"
 
 
+@pytest.mark.parametrize("added", range(len(CHAIN_HEAD)))
+def test_a_binds_columns_cut_where_nothing_reads_them_bind_and_insert_as_full_columns_do(added, monkeypatch):
+    """HandleSet._columns cuts the real handles' Dijkstra at a bind at twice the farthest any sample lies from its
+    nearest handle, plus a link. Against full columns: the same weights, to the last bit, at the bind and after a
+    bone is added (it reads the bind's columns at its own samples), though the cut left distances out."""
+    from vide_addon.core.meshfree import HandleSet
+    from vide_addon.core.meshfree_bones import BoneRig
+
+    pts, tris = polygon_mesh(LEGS, 3.0, jitter=0.2)
+    keep = np.arange(len(CHAIN_HEAD)) != added
+
+    def bind_then_add():
+        rig = BoneRig(pts, tris, CHAIN_HEAD[keep], CHAIN_TAIL[keep], 2.0)
+        bound = rig.vertex_weights()
+        assert rig.add(CHAIN_HEAD[added], CHAIN_TAIL[added])
+        return rig.handles, bound, rig.vertex_weights()
+
+    handles, bound, inserted = bind_then_add()
+    assert not np.isfinite(handles._d[:, :keep.sum()]).all(), "the bind cut some columns"
+
+    def full_columns(self, handles):
+        d = self.samples.distances(handles)
+        return d, self._gaps(d, handles)
+
+    monkeypatch.setattr(HandleSet, "_columns", full_columns)
+    handles, full_bound, full_inserted = bind_then_add()
+    assert np.isfinite(handles._d[:, :keep.sum()]).all()
+    assert np.array_equal(bound, full_bound) and np.array_equal(inserted, full_inserted)
+
+
 def test_vertex_steps_traced_only_when_they_may_be_shortest_give_the_distances_that_tracing_every_step_gives():
     """Samples.at_vertices traces a vertex's step to a sample only when it is shorter than the shortest known to
     stay inside and than the reach asked for. Against a copy with every step traced first: the same distances wherever
