@@ -350,34 +350,55 @@ def test_a_binds_handles_put_in_at_once_leave_what_putting_them_in_one_by_one_do
     assert (np.isinf(was) & np.isfinite(exact)).any(), "one by one, some distances between handles were cut"
 
 
+def full_columns(self, handles):
+    """HandleSet._columns as it was: every real handle's distances in full."""
+    d = self.samples.distances(handles)
+    return d, self._gaps(d, handles)
+
+
+def bind_then_add(pts, tris, heads, tails, head, tail):
+    """A bone rig's weights at a bind, and after the bone head-tail is added; and its handles."""
+    from vide_addon.core.meshfree_bones import BoneRig
+
+    rig = BoneRig(pts, tris, heads, tails, 2.0)
+    bound = rig.vertex_weights()
+    assert rig.add(head, tail)
+    return rig.handles, bound, rig.vertex_weights()
+
+
 @pytest.mark.parametrize("added", range(len(CHAIN_HEAD)))
 def test_a_binds_columns_cut_where_nothing_reads_them_bind_and_insert_as_full_columns_do(added, monkeypatch):
     """HandleSet._columns cuts the real handles' Dijkstra at a bind at twice the farthest any sample lies from its
     nearest handle, plus a link. Against full columns: the same weights, to the last bit, at the bind and after a
     bone is added (it reads the bind's columns at its own samples), though the cut left distances out."""
     from vide_addon.core.meshfree import HandleSet
-    from vide_addon.core.meshfree_bones import BoneRig
 
     pts, tris = polygon_mesh(LEGS, 3.0, jitter=0.2)
     keep = np.arange(len(CHAIN_HEAD)) != added
-
-    def bind_then_add():
-        rig = BoneRig(pts, tris, CHAIN_HEAD[keep], CHAIN_TAIL[keep], 2.0)
-        bound = rig.vertex_weights()
-        assert rig.add(CHAIN_HEAD[added], CHAIN_TAIL[added])
-        return rig.handles, bound, rig.vertex_weights()
-
-    handles, bound, inserted = bind_then_add()
+    bones = (pts, tris, CHAIN_HEAD[keep], CHAIN_TAIL[keep], CHAIN_HEAD[added], CHAIN_TAIL[added])
+    handles, bound, inserted = bind_then_add(*bones)
     assert not np.isfinite(handles._d[:, :keep.sum()]).all(), "the bind cut some columns"
-
-    def full_columns(self, handles):
-        d = self.samples.distances(handles)
-        return d, self._gaps(d, handles)
-
     monkeypatch.setattr(HandleSet, "_columns", full_columns)
-    handles, full_bound, full_inserted = bind_then_add()
+    handles, full_bound, full_inserted = bind_then_add(*bones)
     assert np.isfinite(handles._d[:, :keep.sum()]).all()
     assert np.array_equal(bound, full_bound) and np.array_equal(inserted, full_inserted)
+
+
+def test_handles_whose_nearest_untouched_handle_lies_beyond_the_binds_cut_get_the_weights_of_full_columns(monkeypatch):
+    """A chain of bones that touch (Joint Pull-In 0) along a strip 12 wide: each handle's nearest handle it does not
+    touch (r_h) lies a bone's length away, 40, beyond the bind's cut (twice the farthest any sample lies from its
+    nearest handle, plus a link: 13.6), so HandleSet._columns measures theirs in full. The weights are those of
+    full columns, to the last bit (with the cut columns, r_h was lost and they were 0.51 off)."""
+    from vide_addon.core.meshfree import HandleSet
+    from vide_addon.core.meshfree_bones import BoneRig
+
+    pts, tris = polygon_mesh(np.array([(0, 0), (200, 0), (200, 12), (0, 12)], float), 2.0, jitter=0.2)
+    ends = np.column_stack([[4.0, 40, 80, 120, 160, 196], np.full(6, 6.0)])
+    rig = BoneRig(pts, tris, ends[:-1], ends[1:], 2.0, joint_pull=0.0)
+    assert np.isfinite(rig.handles._d[:, :5]).all(), "in full, not cut"
+    monkeypatch.setattr(HandleSet, "_columns", full_columns)
+    full = BoneRig(pts, tris, ends[:-1], ends[1:], 2.0, joint_pull=0.0)
+    assert np.array_equal(rig.vertex_weights(), full.vertex_weights())
 
 
 def test_vertex_steps_traced_only_when_they_may_be_shortest_give_the_distances_that_tracing_every_step_gives():
