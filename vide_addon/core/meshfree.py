@@ -855,10 +855,11 @@ class HandleSet:
 
         Cut at 2R + a link, R the farthest any sample is from its nearest handle (one Dijkstra from all): no bind or
         later insertion reads further. Cells only shrink as handles go in, so a sample's nearest handle stays within
-        R, and two handles whose cells meet within r_v + a link + r_v; r_h is the distance to one such, and r_d < r_h.
-        A handle with no real one it does not touch within the cut (alone on an island) gets its column in full.
-        A bone added later starts a link at most from its samples, each within R of a handle. Sample character 3.5
-        -> 2.5 ms (a twelfth of the bind), 17k hand 20 -> 5.5 ms; the same weights."""
+        R, and two handles whose cells meet within r_v + a link + r_v; r_d < r_h, the distance to the nearest real
+        handle not touching, checked to lie within the cut: a handle with none there (alone on an island, or a chain
+        of touching bones, Joint Pull-In 0) gets its column in full. A bone added later starts a link at most from
+        its samples, each within R of a handle. Sample character 3.5 -> 2.5 ms (a twelfth of the bind), 17k hand 20
+        -> 5.5 ms; the same weights."""
         samples, limit = self.samples, np.inf
         if len(handles) > 1:
             nearest = dijkstra(samples.graph, directed=True, indices=np.concatenate(handles), min_only=True)
