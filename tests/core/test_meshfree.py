@@ -314,9 +314,11 @@ def test_distances_cut_short_are_exact_wherever_cells_and_supports_reach(case):
 def test_a_binds_handles_put_in_at_once_leave_what_putting_them_in_one_by_one_does_with_exact_gaps():
     """A bind puts its real handles in at once (HandleSet._add_all). Against `_add` for one after another: the
     same nearest handle, owner and ties at every sample and the same reach of every cell. The distances between
-    handles (r_h, and the weights of the harmonic blend's links) are exact, as full Dijkstras give them, where one
-    by one they were left infinite for handles beyond the later one's cut: which made them depend on the order
-    of the bones (the 63k hand of bench/weights.py had weights 0.11 off its mirror image)."""
+    handles that the weights read (r_h, and the weights of the harmonic blend's links between neighbouring cells)
+    are exact, as full Dijkstras give them, where one by one they were left infinite for handles beyond the later
+    one's cut: which made them depend on the order of the bones (the 63k hand of bench/weights.py had weights 0.11
+    off its mirror image). At once, they are cut only beyond where any of those lies (`HandleSet._columns`), the
+    same for every order."""
     from vide_addon.core.meshfree import TOUCH, HandleSet
 
     samples, handles, _w = chain_weights(0.25, False)
@@ -337,10 +339,66 @@ def test_a_binds_handles_put_in_at_once_leave_what_putting_them_in_one_by_one_do
     exact = np.minimum(exact, exact.T)
     exact[exact <= TOUCH * samples.spacing] = np.inf
     np.fill_diagonal(exact, np.inf)
-    assert np.array_equal(at_once._between[:count, :count], exact)
+    between = at_once._between[:count, :count]
+    kept = np.isfinite(between)
+    assert np.array_equal(between[kept], exact[kept])
+    assert np.array_equal(at_once._nearest_real(), exact.min(axis=1)), "r_h"
+    assert not (at_once._dual(count) & ~kept).any(), "every link of the harmonic blend"
+    assert np.array_equal(HandleSet(samples, handles[::-1])._between[:count, :count], between[::-1, ::-1])
     was = one_by_one._between[:count, :count]
     assert np.allclose(was[np.isfinite(was)], exact[np.isfinite(was)], rtol=0, atol=1e-12)
     assert (np.isinf(was) & np.isfinite(exact)).any(), "one by one, some distances between handles were cut"
+
+
+def full_columns(self, handles):
+    """HandleSet._columns as it was: every real handle's distances in full."""
+    d = self.samples.distances(handles)
+    return d, self._gaps(d, handles)
+
+
+def bind_then_add(pts, tris, heads, tails, head, tail):
+    """A bone rig's weights at a bind, and after the bone head-tail is added; and its handles."""
+    from vide_addon.core.meshfree_bones import BoneRig
+
+    rig = BoneRig(pts, tris, heads, tails, 2.0)
+    bound = rig.vertex_weights()
+    assert rig.add(head, tail)
+    return rig.handles, bound, rig.vertex_weights()
+
+
+@pytest.mark.parametrize("added", range(len(CHAIN_HEAD)))
+def test_a_binds_columns_cut_where_nothing_reads_them_bind_and_insert_as_full_columns_do(added, monkeypatch):
+    """HandleSet._columns cuts the real handles' Dijkstra at a bind at twice the farthest any sample lies from its
+    nearest handle, plus a link. Against full columns: the same weights, to the last bit, at the bind and after a
+    bone is added (it reads the bind's columns at its own samples), though the cut left distances out."""
+    from vide_addon.core.meshfree import HandleSet
+
+    pts, tris = polygon_mesh(LEGS, 3.0, jitter=0.2)
+    keep = np.arange(len(CHAIN_HEAD)) != added
+    bones = (pts, tris, CHAIN_HEAD[keep], CHAIN_TAIL[keep], CHAIN_HEAD[added], CHAIN_TAIL[added])
+    handles, bound, inserted = bind_then_add(*bones)
+    assert not np.isfinite(handles._d[:, :keep.sum()]).all(), "the bind cut some columns"
+    monkeypatch.setattr(HandleSet, "_columns", full_columns)
+    handles, full_bound, full_inserted = bind_then_add(*bones)
+    assert np.isfinite(handles._d[:, :keep.sum()]).all()
+    assert np.array_equal(bound, full_bound) and np.array_equal(inserted, full_inserted)
+
+
+def test_handles_whose_nearest_untouched_handle_lies_beyond_the_binds_cut_get_the_weights_of_full_columns(monkeypatch):
+    """A chain of bones that touch (Joint Pull-In 0) along a strip 12 wide: each handle's nearest handle it does not
+    touch (r_h) lies a bone's length away, 40, beyond the bind's cut (twice the farthest any sample lies from its
+    nearest handle, plus a link: 13.6), so HandleSet._columns measures theirs in full. The weights are those of
+    full columns, to the last bit (with the cut columns, r_h was lost and they were 0.51 off)."""
+    from vide_addon.core.meshfree import HandleSet
+    from vide_addon.core.meshfree_bones import BoneRig
+
+    pts, tris = polygon_mesh(np.array([(0, 0), (200, 0), (200, 12), (0, 12)], float), 2.0, jitter=0.2)
+    ends = np.column_stack([[4.0, 40, 80, 120, 160, 196], np.full(6, 6.0)])
+    rig = BoneRig(pts, tris, ends[:-1], ends[1:], 2.0, joint_pull=0.0)
+    assert np.isfinite(rig.handles._d[:, :5]).all(), "in full, not cut"
+    monkeypatch.setattr(HandleSet, "_columns", full_columns)
+    full = BoneRig(pts, tris, ends[:-1], ends[1:], 2.0, joint_pull=0.0)
+    assert np.array_equal(rig.vertex_weights(), full.vertex_weights())
 
 
 def test_vertex_steps_traced_only_when_they_may_be_shortest_give_the_distances_that_tracing_every_step_gives():
