@@ -401,6 +401,23 @@ def test_handles_whose_nearest_untouched_handle_lies_beyond_the_binds_cut_get_th
     assert np.array_equal(rig.vertex_weights(), full.vertex_weights())
 
 
+@pytest.mark.parametrize("spread", [1.0, 3.0])
+def test_a_spread_over_one_reaching_past_the_binds_cut_gets_the_weights_of_full_columns(spread, monkeypatch):
+    """HandleSet._columns cuts a bind's columns where no support reaches while r_d = r_v + λ (r_h - r_v) stays
+    within r_h (λ, the spread, at most 1). Five bones apart along a strip, at λ 3 (which the core takes, though the
+    add-on offers at most 0.95): the weights are those of full columns, to the last bit (cut, they were 0.13 off)."""
+    from vide_addon.core.meshfree import HandleSet
+    from vide_addon.core.meshfree_bones import BoneRig
+
+    pts, tris = polygon_mesh(np.array([(0, 0), (200, 0), (200, 12), (0, 12)], float), 2.0, jitter=0.2)
+    heads = np.column_stack([[10.0, 50, 90, 130, 170], np.full(5, 6.0)])
+    rig = BoneRig(pts, tris, heads, heads + [20.0, 0.0], 2.0, spread=spread)
+    assert np.isfinite(rig.handles._d[:, :5]).all() == (spread > 1.0), "cut at λ <= 1 only"
+    monkeypatch.setattr(HandleSet, "_columns", full_columns)
+    full = BoneRig(pts, tris, heads, heads + [20.0, 0.0], 2.0, spread=spread)
+    assert np.array_equal(rig.vertex_weights(), full.vertex_weights())
+
+
 def test_vertex_steps_traced_only_when_they_may_be_shortest_give_the_distances_that_tracing_every_step_gives():
     """Samples.at_vertices traces a vertex's step to a sample only when it is shorter than the shortest known to
     stay inside and than the reach asked for. Against a copy with every step traced first: the same distances wherever
