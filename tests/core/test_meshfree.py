@@ -1,5 +1,7 @@
 """Meshfree C² weights without Blender: each property the method claims, as a test with numbers."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from scipy.sparse import csr_matrix
@@ -798,3 +800,24 @@ def test_a_triangle_centre_within_one_and_a_half_spacings_of_a_lattice_point_it_
     pts, tris, centre = _strip_centre_at_one_and_a_half_spacings()
     samples = Samples.from_mesh(pts, tris, 1.0)
     assert not np.all(samples.points == centre, axis=1).any()
+
+
+def test_a_virtual_handle_that_a_new_bones_samples_reach_is_dropped_and_the_bone_goes_in():
+    """A bone added later whose samples include a virtual handle's sample (a step of 0) crowds it to r_h 0: it is
+    dropped, as any virtual handle the new bone crowds. Counted as touching the new bone instead (a gap of 0, taken
+    for inf), it stayed, linked to no real handle, and the harmonic blend's matrix was singular (numpy's LinAlgError
+    out of `BoneRig.add`). Found by fuzzing: a mirrored spiral strip, Gaussian chains, spread 0.05."""
+    from vide_addon.core.meshfree_bones import BoneRig
+
+    case = np.load(Path(__file__).parent.parent / "data" / "meshes" / "virtual_handle_on_new_bone.npz")
+    heads, tails, bound = case["heads"], case["tails"], int(case["bound"])
+    rig = BoneRig(case["points"], case["tris"], heads[:bound], tails[:bound], float(case["spacing"]),
+                  float(case["spread"]), str(case["chains"]), float(case["joint_pull"]))
+    added = [rig.add(h, t) for h, t in zip(heads[bound:], tails[bound:])]
+    assert sum(added) >= 2, "the bone that met the virtual handle, and others, went in"
+    handles = rig.handles
+    live_virtual = [i for i in range(len(handles.handles)) if handles.alive[i] and not handles.real[i]]
+    real_samples = np.concatenate([h for h, r in zip(handles.handles, handles.real) if r])
+    assert not np.isin([handles.handles[i][0] for i in live_virtual], real_samples).any()
+    weights = rig.vertex_weights()
+    assert np.isfinite(weights).all() and np.abs(weights.sum(axis=1) - 1).max() < 1e-9

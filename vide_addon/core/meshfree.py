@@ -932,10 +932,13 @@ class HandleSet:
             to_them = np.minimum.reduceat(col[every] + every_off, np.r_[0, ends[:-1]])
             to_it = (self._d[idx, :k] + off[:, None]).min(axis=0)
             gap = np.minimum(to_them, to_it)
-            # Touching handles (a joint, bones drawn across each other) do not count: their supports may
-            # cover each other, rather than calling for virtual handles without end.
-            touch = np.where(np.array(self.real) & real, TOUCH * self.samples.spacing, 0.0)
-            gap[(gap <= touch) | ~np.array(self.alive)] = np.inf
+            # Touching real handles (a joint, bones drawn across each other) do not count: their supports may
+            # cover each other, rather than calling for virtual handles without end. A virtual handle is never
+            # touching: one that a new bone's samples reach at 0 is crowded (r_h 0) and dropped, where as touching
+            # (gap inf) it stayed, cut off from the new bone, and could be left with no link to any real handle
+            # (the harmonic blend's matrix singular: an uncaught LinAlgError when a bone was added).
+            touching = np.array(self.real) & real
+            gap[(touching & (gap <= TOUCH * self.samples.spacing)) | ~np.array(self.alive)] = np.inf
             self._between[k, :k] = self._between[:k, k] = gap
         self.handles.append(idx)
         self.offsets.append(off)
