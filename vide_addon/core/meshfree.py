@@ -863,8 +863,10 @@ class HandleSet:
         handle not touching, checked to lie within the cut: a handle with none there (alone on an island, or a chain
         of touching bones, Joint Pull-In 0) gets its column in full. A bone added later starts a link at most from
         its samples, each within R of a handle. Sample character 3.5 -> 2.5 ms (a twelfth of the bind), 17k hand 20
-        -> 5.5 ms; the same weights. With a spread over 1 (not offered: Spread is at most 0.95), r_d passes r_h and
-        may pass the cut: the columns are then in full (cut, a strip's weights moved 0.13 at spread 3)."""
+        -> 5.5 ms; the same weights (to a few ulps where a handle alone takes its r_h from its own full column only,
+        not also from the other's cut one: path sums in opposite directions differ in the last bits). With a spread
+        over 1 (not offered: Spread is at most 0.95), r_d passes r_h and may pass the cut: the columns are then in
+        full (cut, a strip's weights moved 0.13 at spread 3)."""
         samples, limit = self.samples, np.inf
         if len(handles) > 1 and self.spread <= 1.0:
             nearest = dijkstra(samples.graph, directed=True, indices=np.concatenate(handles), min_only=True)
