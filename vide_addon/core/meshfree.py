@@ -936,8 +936,8 @@ class HandleSet:
             gap = np.minimum(to_them, to_it)
             # Touching real handles (a joint, bones drawn across each other) do not count: their supports may
             # cover each other, rather than calling for virtual handles without end. A virtual handle is never
-            # touching: one that a new bone's samples reach at 0 is crowded (r_h 0) and dropped, where as touching
-            # (gap inf) it stayed, cut off from the new bone, and could be left with no link to any real handle
+            # touching: one that a new bone's samples reach at 0 is crowded (r_h 0) and dropped. Taken as touching
+            # (gap inf), it stayed, cut off from the new bone, and could be left with no link to any real handle
             # (the harmonic blend's matrix singular: an uncaught LinAlgError when a bone was added).
             touching = np.array(self.real) & real
             gap[(touching & (gap <= TOUCH * self.samples.spacing)) | ~np.array(self.alive)] = np.inf
